@@ -5,6 +5,8 @@ ports for the vault, the operator, the clock and the ledger. Its private modules
 the steps; this facade is the public surface, and nothing here ever prints a value.
 """
 
+__version__ = "0.1.0"
+
 from reference_impl._arguments import ArgumentsUnavailableError, ToolArguments, substitute
 from reference_impl._cap import cap
 from reference_impl._clock import Clock, FixedClock, SystemClock
@@ -134,6 +136,7 @@ __all__ = [
     "User",
     "Vault",
     "VaultError",
+    "__version__",
     "cap",
     "decode_record",
     "encode_record",

@@ -1,0 +1,1 @@
+"""Hosts the suite can check, each behind :class:`conformance.host.HostUnderTest`."""

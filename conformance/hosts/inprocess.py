@@ -1,0 +1,133 @@
+"""The default host under test: the reference host, in this process.
+
+This module owns adapting :class:`reference_impl.harness.HarnessHost` to
+:class:`conformance.host.HostUnderTest`. It speaks the same JSON-ready shapes as the subprocess
+driver (through :mod:`conformance.hosts.wire`), so a check sees no difference between the two
+paths but speed. A mutant host is this adapter with a broken registry factory.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from conformance.host import (
+    Answer,
+    CallResult,
+    HostConfig,
+    HostInfo,
+    Observation,
+    OperatorScript,
+)
+from conformance.hosts.wire import (
+    config_to_wire,
+    info_from_wire,
+    observation_from_wire,
+    result_from_wire,
+)
+from reference_impl._registry import Registry
+from reference_impl.harness import HarnessHost, RegistryFactory
+
+
+class _Control:
+    """The operator's mid-prompt actions, applied straight to the harness."""
+
+    def __init__(self, harness: HarnessHost) -> None:
+        self._harness = harness
+
+    def revoke(self, kind: str, name: str) -> None:
+        self._harness.control("revoke", {"kind": kind, "name": name})
+
+    def reset(self) -> None:
+        self._harness.control("reset", {})
+
+    def save_rule(self, kind: str, name: str, rule: str) -> None:
+        self._harness.control("saveRule", {"kind": kind, "name": name, "rule": rule})
+
+    def set_permissions(self, admin: bool, permissions: Sequence[str]) -> None:
+        self._harness.control("setPermissions", {"admin": admin, "permissions": list(permissions)})
+
+    def trust_session(self, tool: str) -> None:
+        self._harness.control("trustSession", {"tool": tool})
+
+    def set_yolo(self, enabled: bool) -> None:
+        self._harness.control("setYolo", {"enabled": enabled})
+
+
+class _Pending:
+    """A call running on its own thread."""
+
+    def __init__(self) -> None:
+        self._done = threading.Event()
+        self._result: CallResult | None = None
+        self._error: BaseException | None = None
+
+    def _finish(self, result: CallResult | None, error: BaseException | None) -> None:
+        self._result, self._error = result, error
+        self._done.set()
+
+    def result(self, timeout: float) -> CallResult:
+        if not self._done.wait(timeout):
+            raise TimeoutError(f"the call did not finish within {timeout:g} s")
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None
+        return self._result
+
+
+class InProcessHost:
+    """The reference host in this process.
+
+    Args:
+        registry_factory: Builds the registry; a mutant passes a broken one.
+    """
+
+    def __init__(self, registry_factory: RegistryFactory = Registry) -> None:
+        self._harness = HarnessHost(registry_factory)
+        self._control = _Control(self._harness)
+
+    def info(self) -> HostInfo:
+        """Return the reference host's description."""
+        return info_from_wire(self._harness.info())
+
+    def reset(self, config: HostConfig) -> None:
+        """Configure a fresh reference registry."""
+        self._harness.configure(config_to_wire(config))
+
+    def _callback(self, operator: OperatorScript | None) -> Any:
+        if operator is None:
+            return None
+
+        def on_prompt(request: dict[str, Any]) -> str:
+            answer: Answer = operator(request, self._control)
+            return answer.value
+
+        return on_prompt
+
+    def invoke(self, tool: str, args: str, operator: OperatorScript | None = None) -> CallResult:
+        """Run one call and wait for it."""
+        return result_from_wire(self._harness.invoke(tool, args, self._callback(operator)))
+
+    def start(self, tool: str, args: str, operator: OperatorScript | None = None) -> _Pending:
+        """Start one call on its own thread."""
+        pending = _Pending()
+        callback = self._callback(operator)
+
+        def run() -> None:
+            try:
+                data: Mapping[str, Any] = self._harness.invoke(tool, args, callback)
+                pending._finish(result_from_wire(data), None)
+            except BaseException as error:  # handed to the waiting check
+                pending._finish(None, error)
+
+        threading.Thread(target=run, name="secref-call", daemon=True).start()
+        return pending
+
+    def observe(self) -> Observation:
+        """Return every surface."""
+        return observation_from_wire(self._harness.observe())
+
+    def close(self) -> None:
+        """Release the harness."""
+        self._harness.close()

@@ -1,0 +1,89 @@
+"""Translation between the suite's host types and the JSON-ready shapes of driver protocol v1.
+
+This module owns one mapping, used by every host adapter: a :class:`HostConfig` to the
+``configure`` params, a prompt answer to its wire name, and the wire's results and
+observations back to the suite's types. Keeping it in one place keeps the in-process host and
+the subprocess driver speaking exactly the same protocol.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from typing import Any
+
+from conformance.host import (
+    CallResult,
+    HostConfig,
+    HostInfo,
+    LogRecord,
+    Observation,
+    Receipt,
+)
+
+
+def config_to_wire(config: HostConfig) -> dict[str, Any]:
+    """Return ``config`` as the driver protocol's ``configure`` params."""
+    return {
+        "secrets": [
+            {
+                "id": secret.id,
+                "website": secret.website,
+                "username": secret.username,
+                "password": secret.password,
+                "notes": secret.notes,
+                "tags": list(secret.tags),
+            }
+            for secret in config.secrets
+        ],
+        "vault": config.vault,
+        "policy": None if config.policy is None else dict(config.policy),
+        "policyText": config.policy_text,
+        "user": {"admin": config.admin, "permissions": list(config.permissions)},
+        "tools": [
+            {
+                "name": tool.name,
+                "provider": tool.provider,
+                "handler": tool.handler.value,
+                "risk": tool.risk,
+                "permission": tool.permission,
+                "options": dict(tool.options),
+            }
+            for tool in config.tools
+        ],
+        "approvalTimeoutS": config.approval_timeout_s,
+        "pendingLimit": config.pending_limit,
+        "executionTimeoutS": config.execution_timeout_s,
+    }
+
+
+def result_from_wire(data: Mapping[str, Any]) -> CallResult:
+    """Return an ``invoke`` result as a :class:`CallResult`."""
+    return CallResult(str(data["disposition"]), str(data["text"]), bool(data["isError"]))
+
+
+def info_from_wire(data: Mapping[str, Any]) -> HostInfo:
+    """Return a handshake's host description as a :class:`HostInfo`."""
+    return HostInfo(
+        name=str(data["name"]),
+        version=str(data["version"]),
+        language=str(data["language"]),
+        capabilities=frozenset(str(item) for item in data.get("capabilities", ())),
+    )
+
+
+def observation_from_wire(data: Mapping[str, Any], printed: str = "") -> Observation:
+    """Return an ``observe`` result as an :class:`Observation`."""
+    return Observation(
+        ledger_bytes=base64.b64decode(str(data.get("ledgerBase64", ""))),
+        log_records=tuple(
+            LogRecord(str(item["level"]), str(item["message"])) for item in data.get("log", ())
+        ),
+        approval_requests=tuple(dict(item) for item in data.get("requests", ())),
+        receipts=tuple(
+            Receipt(str(item["tool"]), str(item["raw"]), item.get("view"))
+            for item in data.get("receipts", ())
+        ),
+        vault_reads=tuple(int(page) for page in data.get("vaultReads", ())),
+        printed=printed,
+    )

@@ -1,0 +1,139 @@
+"""The standard adversarial handlers of driver protocol v1, for the reference host.
+
+This module owns the reference host's own implementation of the handlers a conformance check
+binds to a tool: echo, sha256, thrower, timeout, overcap, static and recorder. Each records a
+receipt of what it was handed (the raw JSON text and the per-key view) before it acts. They try
+their best to make the host leak; they must never log, and they print nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from reference_impl._arguments import ArgumentsUnavailableError, ToolArguments
+from reference_impl._limits import RESULT_CAP_CHARS
+from reference_impl._scrub import form_encode, json_escape
+from reference_impl._types import ToolResult
+
+HANDLER_KINDS: Final = ("echo", "sha256", "thrower", "timeout", "overcap", "static", "recorder")
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    """What one handler was handed."""
+
+    tool: str
+    raw: str
+    view: dict[str, Any] | None
+
+
+class Receipts:
+    """A thread-safe list of receipts, in call order."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: list[Receipt] = []
+
+    def add(self, receipt: Receipt) -> None:
+        """Keep one receipt."""
+        with self._lock:
+            self._items.append(receipt)
+
+    def all(self) -> tuple[Receipt, ...]:
+        """Return every receipt so far."""
+        with self._lock:
+            return tuple(self._items)
+
+    def clear(self) -> None:
+        """Forget every receipt."""
+        with self._lock:
+            self._items.clear()
+
+
+def string_values(node: object) -> Iterator[str]:
+    """Yield every string value of a parsed JSON tree, depth first, in document order."""
+    stack: list[object] = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+
+
+def every_form(value: str) -> tuple[str, str, str, str]:
+    """Return forms a to d of decisions R5.2 for ``value``, duplicates included."""
+    form_c = form_encode(value)
+    return value, json_escape(value), form_c, form_c.replace("+", "%20")
+
+
+def _values(arguments: ToolArguments) -> list[str]:
+    try:
+        return list(string_values(arguments.view()))
+    except ArgumentsUnavailableError:
+        return []
+
+
+def make_handler(
+    kind: str,
+    tool: str,
+    receipts: Receipts,
+    options: Mapping[str, Any] | None = None,
+) -> Callable[[ToolArguments], ToolResult | str]:
+    """Return the standard handler ``kind`` for ``tool``, recording into ``receipts``.
+
+    Args:
+        kind: One of :data:`HANDLER_KINDS`.
+        tool: The tool's name, for receipts.
+        receipts: Where each call's receipt goes.
+        options: ``text`` for static; ``seconds`` for timeout; ``cut`` for overcap.
+
+    Returns:
+        The handler.
+
+    Raises:
+        ValueError: ``kind`` is not a standard handler.
+    """
+    if kind not in HANDLER_KINDS:
+        raise ValueError(f"unknown handler kind {kind!r}")
+    settings = dict(options or {})
+
+    def handler(arguments: ToolArguments) -> ToolResult | str:
+        try:
+            view: dict[str, Any] | None = arguments.view()
+        except ArgumentsUnavailableError:
+            view = None
+        receipts.add(Receipt(tool, arguments.raw, view))
+        values = _values(arguments)
+        if kind == "echo":
+            lines = [arguments.raw]
+            for value in values:
+                lines.extend(every_form(value))
+            return "\n".join(lines)
+        if kind == "sha256":
+            return "\n".join(
+                hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+                for value in values
+            )
+        if kind == "thrower":
+            raise RuntimeError("handler failed with " + " ".join(values))
+        if kind == "timeout":
+            time.sleep(float(settings.get("seconds", 30.0)))
+            return "\n".join(values)
+        if kind == "overcap":
+            cut = int(settings.get("cut", RESULT_CAP_CHARS))
+            first = values[0] if values else ""
+            head = "x" * max(0, cut - len(first) // 2)
+            return head + first + "y" * 1_000
+        if kind == "static":
+            return str(settings.get("text", ""))
+        return "ok"
+
+    return handler
