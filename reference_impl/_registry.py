@@ -303,9 +303,13 @@ class Registry:
             return Refusal(
                 Disposition.SECRET_FORBIDDEN, NO_PERMISSION_MESSAGE, "no-permission", "MSG-004"
             )
-        if self.rules.denied(call.tool.name, call.tool.provider_id) is not None:
+        # The ledger's policyApplied names the rule that refused, as it does after [6].
+        denied = self.rules.denied(call.tool.name, call.tool.provider_id)
+        if denied is not None:
+            call.applied = denied
             return self._policy_denied(call.tool)
         if self.policy.secret_bearing_calls is Rule.DENY:
+            call.applied = "secret:DENY"
             return Refusal(
                 Disposition.SECRET_FORBIDDEN, BEARING_DENIED_MESSAGE, "bearing-denied", "MSG-006"
             )
