@@ -95,4 +95,12 @@ class Executor:
         outcome = job.outcome
         if isinstance(outcome, ToolResult):
             return outcome
-        return ToolResult(f"Tool {tool.name} failed: {outcome}", is_error=True)
+        return ToolResult(f"Tool {tool.name} failed: {_describe(outcome)}", is_error=True)
+
+
+def _describe(error: BaseException | None) -> str:
+    """Return an exception's text, or its type's name when formatting it fails too."""
+    try:
+        return str(error)
+    except Exception:  # a handler's exception whose own __str__ raises must not escape
+        return type(error).__name__

@@ -486,13 +486,18 @@ def test_substitution_is_one_rewrite_and_views_agree() -> None:
     assert h.invoke("recorder", raw).disposition is Disposition.APPROVED_ONCE
     (received,) = h.recorder.raws
     (view,) = h.recorder.views
-    assert received.startswith('{"z": 1.50, "content": ')
-    assert '7e0, {"u": ' in received
-    assert list(view) == ["z", "content", "nested", "notes", "a"]
-    assert view == json.loads(received)
-    assert view["content"] == "KEY=" + PASSWORD_A + "\n"
-    assert view["nested"] == {"list": [PASSWORD_B, 7.0, {"u": USERNAME_A}]}
-    assert view["notes"] == NOTES_A
+    # Comparisons are computed first, so a failure never prints a value.
+    checks = {
+        "raw keeps leading bytes": received.startswith('{"z": 1.50, "content": '),
+        "raw keeps number text": '7e0, {"u": ' in received,
+        "key order": list(view) == ["z", "content", "nested", "notes", "a"],
+        "view parses raw": view == json.loads(received),
+        "content": view["content"] == "KEY=" + PASSWORD_A + "\n",
+        "nested": view["nested"] == {"list": [PASSWORD_B, 7.0, {"u": USERNAME_A}]},
+        "notes": view["notes"] == NOTES_A,
+    }
+    failed = [name for name, ok in checks.items() if not ok]
+    assert failed == []
 
 
 @pytest.mark.req("SUBST-004", "INV2")
@@ -512,4 +517,5 @@ def test_a_value_with_json_specials_stays_one_string() -> None:
     h = build()
     h.invoke("recorder", args(k=ref(ID_A) + "|" + ref(ID_A)))
     (view,) = h.recorder.views
-    assert view == {"k": PASSWORD_A + "|" + PASSWORD_A}
+    substituted = view == {"k": PASSWORD_A + "|" + PASSWORD_A}
+    assert substituted
