@@ -11,6 +11,8 @@ import os
 
 from hypothesis import HealthCheck, settings
 
+from fuzz import profiles
+
 settings.register_profile(
     "ci",
     deadline=None,
@@ -19,4 +21,6 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile("dev", deadline=None, max_examples=100)
+# `nightly` and the shared example database (HYPOTHESIS_DATABASE_DIR) live in fuzz/profiles.py.
+profiles.register()
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
