@@ -116,12 +116,12 @@ def test_eight_threads_two_hundred_calls_each(tmp_path: Path) -> None:
             errors.append(error)
 
     workers = [threading.Thread(target=worker, args=(n,)) for n in range(THREADS)]
-    for thread in workers:
-        thread.start()
-    for thread in workers:
-        thread.join(60)
+    for started in workers:
+        started.start()
+    for started in workers:
+        started.join(60)
     assert errors == []
-    assert not any(thread.is_alive() for thread in workers)
+    assert not any(started.is_alive() for started in workers)
 
     contents = read_ledger(path)
     assert contents.problems == ()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from reference_impl import Disposition, JsonlLedger, Policy, forms
+from reference_impl import CallOutcome, Disposition, JsonlLedger, Policy, forms
 from tests.reference_impl.support import (
     ID_A,
     ID_B,
@@ -25,8 +25,8 @@ from tests.reference_impl.support import (
     VALUES,
     Host,
     build,
-    ledger_file_leaks,
     leaks,
+    ledger_file_leaks,
     ref,
     request_text,
     strings_in,
@@ -81,7 +81,9 @@ def surfaces_leaks(
     }
 
 
-def run(tool: str, tmp_path: Path, caplog: pytest.LogCaptureFixture, policy: Policy | None = None):  # type: ignore[no-untyped-def]
+def run(
+    tool: str, tmp_path: Path, caplog: pytest.LogCaptureFixture, policy: Policy | None = None
+) -> tuple[Host, CallOutcome, Path]:
     caplog.set_level(logging.DEBUG)
     path = tmp_path / "mcp-calls.jsonl"
     h = build(ledger=JsonlLedger(path), policy=policy)
