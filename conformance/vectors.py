@@ -221,11 +221,12 @@ def _schema() -> dict[str, Any]:
     return schema
 
 
-@cache
-def _document(name: str, kind: str) -> dict[str, Any]:
-    """Read one vector file and check it against the schema."""
-    text = _vectors_dir().joinpath(name).read_text(encoding="utf-8")
-    document: dict[str, Any] = json.loads(text)
+def _check_document(document: Any, name: str, kind: str) -> None:
+    """Check one loaded vector file against the schema and the corpus rules.
+
+    Raises:
+        VectorError: The first violation found.
+    """
     validator = jsonschema.Draft202012Validator(_schema())
     errors = sorted(validator.iter_errors(document), key=lambda error: list(error.absolute_path))
     if errors:
@@ -237,6 +238,14 @@ def _document(name: str, kind: str) -> dict[str, Any]:
     ids = [vector["id"] for vector in document["vectors"]]
     if len(ids) != len(set(ids)):
         raise VectorError(f"{name}: a vector ID repeats")
+
+
+@cache
+def _document(name: str, kind: str) -> dict[str, Any]:
+    """Read one vector file and check it."""
+    text = _vectors_dir().joinpath(name).read_text(encoding="utf-8")
+    document: dict[str, Any] = json.loads(text)
+    _check_document(document, name, kind)
     return document
 
 
@@ -273,8 +282,14 @@ def load_grammar() -> tuple[GrammarVector, ...]:
         VectorError: The file breaks its schema, or a valid vector names a reference that no
             vault entry of the header can resolve.
     """
-    document = _document(GRAMMAR_FILE, "grammar")
-    known = {secret.id: secret for secret in VECTOR_SECRETS}
+    return _build_grammar(_document(GRAMMAR_FILE, "grammar"), VECTOR_SECRETS)
+
+
+def _build_grammar(
+    document: Mapping[str, Any], secrets: tuple[VectorSecret, ...]
+) -> tuple[GrammarVector, ...]:
+    """Build grammar vectors from a checked document, enforcing the rules about its vault."""
+    known = {secret.id: secret for secret in secrets}
     vectors: list[GrammarVector] = []
     for raw in document["vectors"]:
         vector = GrammarVector(
@@ -343,7 +358,11 @@ def load_ordering() -> tuple[OrderingVector, ...]:
     Raises:
         VectorError: The file breaks its schema, or a winner is not among its conditions.
     """
-    document = _document(ORDERING_FILE, "ordering")
+    return _build_ordering(_document(ORDERING_FILE, "ordering"))
+
+
+def _build_ordering(document: Mapping[str, Any]) -> tuple[OrderingVector, ...]:
+    """Build ordering vectors from a checked document; each winner must be a condition."""
     vectors: list[OrderingVector] = []
     for raw in document["vectors"]:
         vector = OrderingVector(
