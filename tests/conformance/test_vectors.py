@@ -428,3 +428,67 @@ def test_the_scrub_oracle_can_fail() -> None:
     """A template holding a form the scrubber does not know is caught."""
     vector = next(v for v in SCRUB if v.scrubbed and v.forms["c"] != v.value)
     assert scrub_leftovers([dataclasses.replace(vector, value=vector.value + "!")])
+
+
+# --- the ordering oracle ----------------------------------------------------------------------
+
+_TOOL, _PROVIDER = "write_file", "files-plugin"
+_OWN = next(s.id for s in vectors.VECTOR_SECRETS if s.has_notes and not s.tags)
+_AI = next(s.id for s in vectors.VECTOR_SECRETS if "ai-provider" in s.tags)
+_EMPTY = next(s.id for s in vectors.VECTOR_SECRETS if not s.has_notes)
+_UNKNOWN = "00000000-0000-4000-8000-00000000dead"
+
+
+def _reference_outcome(conditions: Sequence[str]) -> ri.CallOutcome:
+    """Set up every condition on a fresh reference registry and make one call."""
+    on = set(conditions)
+    references = [f"{{{{secret:{_OWN}}}}}"]
+    if "ai-provider" in on:
+        references.append(f"{{{{secret:{_AI}}}}}")
+    if "unknown-id" in on:
+        references.append(f"{{{{secret:{_UNKNOWN}}}}}")
+    if "empty-field" in on:
+        references.append(f"{{{{secret:{_EMPTY}.notes}}}}")
+    if "malformed" in on:
+        references.append("{{secret:not-a-uuid}}")
+    policy = ri.Policy(
+        secret_references_enabled="feature-off" not in on,
+        secret_bearing_calls=ri.Rule.DENY if "bearing-deny" in on else ri.Rule.ASK,
+        tools={_TOOL: ri.Rule.DENY} if "tool-deny" in on else {},
+        providers={_PROVIDER: ri.Rule.DENY} if "provider-deny" in on else {},
+    )
+    vault: ri.InMemoryVault | None = None
+    if "no-vault" not in on:
+        vault = ri.InMemoryVault(
+            ri.SecretRecord(
+                secret.id,
+                secret.website,
+                ri.SecretValue(f"user-{index}-canary"),
+                ri.SecretValue(f"password-{index}-canary"),
+                ri.SecretValue(f"notes-{index}-canary" if secret.has_notes else ""),
+                secret.tags,
+            )
+            for index, secret in enumerate(vectors.VECTOR_SECRETS)
+        )
+        if "vault-failure" in on:
+            vault.fail_with = "offline"
+    permissions = frozenset() if "no-secret-read" in on else frozenset({ri.SECRET_READ})
+    registry = ri.Registry(policy=policy, vault=vault, user=ri.User(permissions=permissions))
+    registry.register(ri.Tool(_TOOL, _PROVIDER, lambda arguments: "ok"))
+    return registry.invoke(_TOOL, json.dumps({"content": " ".join(references)}))
+
+
+@pytest.mark.parametrize("vector", _params(ORDERING))
+def test_ordering_vector_agrees_with_the_reference_host(vector: OrderingVector) -> None:
+    """The reference host refuses with the winner's disposition and message prefix."""
+    outcome = _reference_outcome(vector.conditions)
+    assert outcome.disposition.value == vector.disposition
+    assert outcome.text.startswith(vector.message_prefix)
+    assert outcome.refusal is not None
+
+
+def test_the_ordering_oracle_can_fail() -> None:
+    """A vector naming the wrong winner is caught by the oracle."""
+    vector = next(v for v in ORDERING if set(v.conditions) == {"feature-off", "bearing-deny"})
+    outcome = _reference_outcome(vector.conditions)
+    assert not outcome.text.startswith(_WINNERS["bearing-deny"][1])
