@@ -5,6 +5,11 @@ of the raw text before anything parses it. The answer must never be a false "no"
 spelled in any ASCII case, or written with ``\\uXXXX`` escapes that JSON unescaping would turn
 into a marker, is always found. A false "yes" only costs a parse. The module must never parse
 JSON, allocate in proportion to the text on the common path, or look at anything but the text.
+
+The common path is a call without references, so the scan first asks a cheaper question that
+every marker must answer "yes" to: does the text hold two braces in a row, each written as ``{``
+or as the escape ``\\u007b``/``\\u007B``? Two searches in C answer it without allocating; only a
+text that passes pays for the exact check, once, in linear time.
 """
 
 from __future__ import annotations
@@ -44,6 +49,24 @@ def unescape_u(raw: str) -> str:
     return _ESCAPE_RE.sub(_unescape_match, raw)
 
 
+def _marker_in(raw: str) -> bool:
+    """Return whether ``raw`` holds a marker, literally or after ``\\u`` unescaping; exact."""
+    # A literal marker needs "{{"; the few "{{" in ordinary arguments are confirmed in C.
+    if "{{" in raw and MARKER_RE.search(raw) is not None:
+        return True
+    # Without "\u" no escape can produce a marker character.
+    if "\\u" not in raw:
+        return False
+    return MARKER_RE.search(unescape_u(raw)) is not None
+
+
+#: Two literal braces in a row. The pattern's literal prefix makes ``re`` skip ahead in C.
+_BRACE_PAIR_RE: Final = re.compile(r"\{\{")
+
+#: A brace written as an escape; its hexadecimal digits are matched in either case, as JSON does.
+_ESCAPED_BRACE_RE: Final = re.compile(r"\\u007[bB]")
+
+
 def has_marker(raw: str) -> bool:
     """Return whether ``raw`` may carry a secret-reference marker.
 
@@ -54,10 +77,13 @@ def has_marker(raw: str) -> bool:
         ``True`` when a marker is present literally or after ``\\u`` unescaping; ``False`` only
         when no marker can be there.
     """
-    # A literal marker needs "{{"; the few "{{" in ordinary arguments are confirmed in C.
-    if "{{" in raw and MARKER_RE.search(raw) is not None:
-        return True
-    # Without "\u" no escape can produce a marker character.
-    if "\\u" not in raw:
+    # Decoded, every marker starts with "{{". Each of those braces comes from one piece of the
+    # raw text, a literal "{" or an escape \u007b in either case, and the two pieces are next
+    # to each other. So the raw text holds "{{" or an escaped brace, or no marker at all. An
+    # escaped brace needs a backslash and a "7", which single-character searches (memchr)
+    # rule out at once in most texts.
+    if _BRACE_PAIR_RE.search(raw) is None and (
+        "7" not in raw or "\\" not in raw or _ESCAPED_BRACE_RE.search(raw) is None
+    ):
         return False
-    return MARKER_RE.search(unescape_u(raw)) is not None
+    return _marker_in(raw)
