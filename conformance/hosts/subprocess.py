@@ -216,7 +216,6 @@ class _Connection:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            bufsize=0,
             env=None if env is None else dict(env),
             cwd=cwd,
         )
@@ -360,6 +359,7 @@ class _Connection:
                 self._schemas.check(name, message, "host")
             except ProtocolViolationError as error:
                 self.fail(error)
+                waiter.done.set()
                 return
         waiter.response = message
         waiter.done.set()
@@ -439,6 +439,8 @@ class _Connection:
         """
         give_up = None if limit is None else time.monotonic() + limit
         while not waiter.done.wait(0.05):
+            if self.failure is not None:
+                break
             now = time.monotonic()
             if waiter.paused == 0 and now >= waiter.deadline:
                 self.fail(
@@ -795,11 +797,17 @@ class SubprocessHost:
             self._hangs += 1
             raise
         self._hangs = 0
-        try:
-            return result_from_wire(result)
-        except (KeyError, TypeError, ValueError) as error:
-            connection.fail(ProtocolViolationError("the host's invoke result lacks a member"))
-            raise connection.failure or HostError("invalid result") from error
+        shape = {"disposition": str, "text": str, "isError": bool}
+        wrong = [key for key, kind in shape.items() if not isinstance(result.get(key), kind)]
+        if wrong:
+            # Even without schema validation, a result the suite would have to guess at is an
+            # error, never a verdict.
+            error = ProtocolViolationError(
+                f"the host's invoke result has no valid {', '.join(wrong)}"
+            )
+            connection.fail(error)
+            raise error
+        return result_from_wire(result)
 
     def invoke(self, tool: str, args: str, operator: OperatorScript | None = None) -> CallResult:
         """Run one call and wait for it."""
