@@ -1,0 +1,448 @@
+"""The conformance plugin's hooks: self-check, leak sweep, outcomes and reports.
+
+This module owns what the plugin does during a pytest run, as one object registered by
+:mod:`conformance.plugin`, its state kept in ``config.stash``. The machinery stays dormant
+unless conformance checks are collected (items that use the ``host`` fixture and cite
+requirements) or an option of the plugin is given, so the project's own tests run untouched.
+When active it: checks the catalog against the collected checks (a MUST without a check, an
+unknown ID or a repeated ID stops the run as a harness error); runs the canary sweep after every
+check body, failing it on a leak; turns a failure that names only SHOULD requirements into a
+non-strict pass; keeps every check's outcome; removes any canary text from failure reports; and
+writes the terminal summary and the JSON and Markdown reports. It must never print a value.
+"""
+
+from __future__ import annotations
+
+import datetime
+import time
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import pytest
+
+from conformance import outcomes
+from conformance.canary import Detector, Guarded, issued_canaries
+from conformance.hosts.subprocess import HostError
+from conformance.outcomes import CheckRecord, HardeningRow, Outcome, RequirementError
+from conformance.report import (
+    EXIT_CODES,
+    HARNESS_ERROR,
+    CheckResult,
+    RequirementInfo,
+    RunData,
+    build_report,
+    summary_lines,
+    write_json,
+    write_markdown,
+)
+from conformance.scenario import RecordingHost
+
+#: The package whose modules are the suite's own checks.
+CHECKS_PACKAGE: Final = "conformance.checks"
+
+#: The fixture every conformance check takes.
+HOST_FIXTURE: Final = "host"
+
+
+@dataclass(slots=True)
+class State:
+    """The plugin's state for one session."""
+
+    active: bool = False
+    catalog: dict[str, RequirementInfo] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    results: dict[str, CheckResult] = field(default_factory=dict)
+    hardening: list[HardeningRow] = field(default_factory=list)
+    host_info: dict[str, Any] = field(default_factory=dict)
+    selection: tuple[str, ...] = ()
+    started: datetime.datetime = field(default_factory=lambda: datetime.datetime.now(datetime.UTC))
+    clock: float = field(default_factory=time.monotonic)
+    report: dict[str, Any] | None = None
+
+
+STATE_KEY: Final = pytest.StashKey[State]()
+RECORD_KEY: Final = pytest.StashKey[CheckRecord]()
+#: How many canaries had been minted when a check started: its own come after.
+FIRST_CANARY_KEY: Final = pytest.StashKey[int]()
+
+
+def cited(item: pytest.Item) -> tuple[str, ...]:
+    """Return the requirement IDs ``item`` cites, in order, each once."""
+    ids: list[str] = []
+    for mark in item.iter_markers("req"):
+        ids.extend(str(arg) for arg in mark.args)
+    return tuple(dict.fromkeys(ids))
+
+
+def vectors_of(item: pytest.Item) -> tuple[str, ...]:
+    """Return the vector IDs ``item`` runs."""
+    return tuple(
+        dict.fromkeys(str(arg) for mark in item.iter_markers("vector") for arg in mark.args)
+    )
+
+
+def is_conformance_check(item: pytest.Item) -> bool:
+    """Return whether ``item`` is a conformance check: it cites IDs and takes ``host``."""
+    module = getattr(item, "module", None)
+    in_package = module is not None and module.__name__.startswith(CHECKS_PACKAGE + ".")
+    uses_host = HOST_FIXTURE in getattr(item, "fixturenames", ())
+    return in_package or (uses_host and bool(cited(item)))
+
+
+def load_catalog() -> dict[str, RequirementInfo]:
+    """Return the requirement catalog by ID, for outcomes and reports.
+
+    Raises:
+        conformance.catalog.CatalogError: The catalog breaks its schema, or an ID repeats.
+    """
+    from conformance import catalog
+
+    return {
+        entry.id: RequirementInfo(
+            id=entry.id,
+            level=entry.level,
+            section=entry.section,
+            statement=entry.statement,
+            scope=entry.scope,
+            alternatives=entry.alternatives,
+            reason=entry.reason,
+        )
+        for entry in catalog.load_catalog().requirements
+    }
+
+
+def self_check(citations: Sequence[tuple[str, Sequence[str]]], complete: bool) -> list[str]:
+    """Return the problems the catalog self-check finds; empty when all is well.
+
+    Args:
+        citations: (check id, requirement IDs it cites) for every collected check.
+        complete: Whether every check module of the suite was collected, so that a MUST
+            without a check is a real gap rather than a narrowed run.
+
+    Returns:
+        One line per problem: a catalog that does not validate (an ID repeats, say), an ID
+        cited twice by one check, an unknown ID, or a MUST that no check cites.
+    """
+    from conformance import catalog
+
+    problems: list[str] = []
+    every: list[str] = []
+    for check, ids in citations:
+        if len(ids) != len(set(ids)):
+            problems.append(f"{check} cites a requirement ID more than once")
+        every.extend(ids)
+    try:
+        unknown = sorted(catalog.unknown_ids(every))
+        missing = sorted(catalog.must_without_checks(every)) if complete else []
+    except Exception as error:  # an invalid catalog (a repeated ID) is a harness error
+        return [*problems, f"the requirement catalog is invalid: {error}"]
+    if unknown:
+        problems.append("checks cite unknown requirement IDs: " + ", ".join(unknown))
+    if missing:
+        problems.append("MUST requirements without a check: " + ", ".join(missing))
+    return problems
+
+
+def _package_modules() -> set[str]:
+    import pkgutil
+
+    from conformance import checks
+
+    return {
+        f"{CHECKS_PACKAGE}.{info.name}"
+        for info in pkgutil.iter_modules(checks.__path__)
+        if info.name.startswith("test_")
+    }
+
+
+class ConformanceHooks:
+    """The plugin's hook implementations, one instance per pytest config."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        state = State()
+        state.active = bool(
+            config.getoption("secref_host", None)
+            or config.getoption("secref_report_json", None)
+            or config.getoption("secref_report_md", None)
+            or config.getoption("secref_requirements", None)
+        )
+        selection = config.getoption("secref_requirements", None) or ""
+        state.selection = tuple(part.strip() for part in selection.split(",") if part.strip())
+        config.stash[STATE_KEY] = state
+
+    @property
+    def state(self) -> State:
+        """The session's state."""
+        return self.config.stash[STATE_KEY]
+
+    # --- collection ---------------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        """Activate on conformance checks, run the self-check, select, and label items."""
+        state = self.state
+        checks = [item for item in items if is_conformance_check(item)]
+        if not checks and not state.active:
+            return
+        state.active = True
+        state.catalog = load_catalog()
+        modules = {module.__name__ for item in checks if (module := getattr(item, "module", None))}
+        complete = not state.selection and _package_modules() <= modules
+        state.problems.extend(self_check([(item.nodeid, cited(item)) for item in checks], complete))
+        if state.selection:
+            unknown = [rid for rid in state.selection if rid not in state.catalog]
+            if unknown:
+                state.problems.append("--requirements names unknown IDs: " + ", ".join(unknown))
+            wanted = set(state.selection)
+            keep = [
+                item
+                for item in items
+                if not is_conformance_check(item) or wanted & set(cited(item))
+            ]
+            dropped = [item for item in items if item not in keep]
+            if dropped:
+                config.hook.pytest_deselected(items=dropped)
+                items[:] = keep
+        for item in items:
+            if is_conformance_check(item):
+                for requirement in cited(item):
+                    item.user_properties.append(("requirement", requirement))
+                for vector in vectors_of(item):
+                    item.user_properties.append(("vector", vector))
+        if state.problems:
+            raise pytest.UsageError(
+                "conformance self-check failed:\n  " + "\n  ".join(state.problems)
+            )
+
+    # --- running ------------------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        """Note where this check's canaries begin."""
+        item.stash[FIRST_CANARY_KEY] = len(issued_canaries())
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> Generator[None, object, object]:
+        """Run a check's body while recording its notes, then sweep every surface for leaks."""
+        if not self.state.active or not is_conformance_check(pyfuncitem):
+            return (yield)
+        with outcomes.recording(pyfuncitem.nodeid) as record:
+            pyfuncitem.stash[RECORD_KEY] = record
+            result = yield
+            host = pyfuncitem.funcargs.get(HOST_FIXTURE)
+            if isinstance(host, RecordingHost):
+                host.sweep()
+                self._judge_sweeps(host, record, pyfuncitem)
+        return result
+
+    def _judge_sweeps(self, host: RecordingHost, record: CheckRecord, item: pytest.Item) -> None:
+        leaks = [finding for sweep in host.sweeps for finding in sweep.leaks]
+        for sweep in host.sweeps:
+            for finding in sweep.hardening:
+                record.hardening.append(
+                    HardeningRow(finding.form, finding.surface.value, False, item.nodeid)
+                )
+        if leaks:
+            family = tuple(rid for rid in cited(item) if rid.startswith("INV1"))
+            requirements = tuple(
+                dict.fromkeys(rid for finding in leaks for rid in (*finding.requirements, *family))
+            )
+            shown = "; ".join(finding.describe() for finding in leaks[:5])
+            more = f" and {len(leaks) - 5} more" if len(leaks) > 5 else ""
+            raise RequirementError(requirements, f"value leaked: {shown}{more}")
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        """Record the check's outcome; downgrade SHOULD-only failures; strip canary text."""
+        report = yield
+        state = self.state
+        if not state.active or not is_conformance_check(item):
+            return report
+        result = state.results.get(item.nodeid)
+        if result is None:
+            result = CheckResult(item.nodeid, cited(item), vectors_of(item))
+            state.results[item.nodeid] = result
+        result.duration_s += report.duration
+        self._scrub_report(item, report)
+        if report.when == "call":
+            self._judge_call(item, call, report, result)
+        elif report.skipped:
+            result.outcome = Outcome.SKIPPED
+            result.detail = _skip_reason(report)
+        elif report.failed:
+            result.outcome = Outcome.ERROR
+            result.detail = f"{report.when} error: {_first_line(report)}"
+        if report.when == "teardown":
+            item.user_properties.append(("outcome", result.outcome.value))
+            for requirement in result.failed:
+                item.user_properties.append(("failed-requirement", requirement))
+            for requirement, alternative in result.alternatives:
+                item.user_properties.append(("alternative", f"{requirement}={alternative}"))
+            report.user_properties = list(item.user_properties)
+        return report
+
+    def _judge_call(
+        self,
+        item: pytest.Item,
+        call: pytest.CallInfo[None],
+        report: pytest.TestReport,
+        result: CheckResult,
+    ) -> None:
+        record = item.stash.get(RECORD_KEY, None)
+        if record is not None:
+            result.non_strict.extend(record.non_strict)
+            result.alternatives.extend(record.alternatives)
+            self.state.hardening.extend(record.hardening)
+        if report.skipped:
+            result.outcome = Outcome.SKIPPED
+            result.detail = _skip_reason(report)
+            return
+        if report.passed:
+            result.outcome = (
+                Outcome.NON_STRICT
+                if result.non_strict
+                else Outcome.ACCEPTED
+                if result.alternatives
+                else Outcome.PASS
+            )
+            return
+        error = call.excinfo.value if call.excinfo is not None else None
+        if isinstance(error, HostError):
+            # The host failed at the protocol level (crash, hang, garbage): nothing was learned.
+            result.outcome = Outcome.ERROR
+            result.detail = self._redact(item, f"host error: {error}")
+            return
+        if isinstance(error, RequirementError):
+            named = error.requirements
+            levels = {self.state.catalog[rid].level for rid in named if rid in self.state.catalog}
+            if levels and levels <= {"SHOULD"} and set(named) <= set(self.state.catalog):
+                # A SHOULD missed is reported, and the run still passes.
+                result.non_strict.extend((rid, error.detail) for rid in named)
+                result.outcome = Outcome.NON_STRICT
+                report.outcome = "passed"
+                report.longrepr = None
+                return
+            result.failed = named
+            result.detail = self._redact(item, error.detail)
+        else:
+            musts = tuple(
+                rid
+                for rid in cited(item)
+                if self.state.catalog.get(rid) is not None
+                and self.state.catalog[rid].level in ("MUST", "EITHER")
+            )
+            result.failed = musts or cited(item)
+            kind = type(error).__name__ if error is not None else "failure"
+            result.detail = self._redact(item, f"{kind}: {_first_line(report)}")
+        result.outcome = Outcome.FAIL
+
+    # --- keeping canaries out of every report -------------------------------------------------
+
+    @staticmethod
+    def _detector(item: pytest.Item) -> Detector:
+        """Return a detector for the canaries minted since ``item`` started."""
+        first = item.stash.get(FIRST_CANARY_KEY, 0)
+        return Detector(
+            [Guarded(canary.label, canary.value) for canary in issued_canaries()[first:]]
+        )
+
+    def _redact(self, item: pytest.Item, text: str) -> str:
+        return self._detector(item).redact(text) if text else text
+
+    def _scrub_report(self, item: pytest.Item, report: pytest.TestReport) -> None:
+        if report.longrepr is None and not report.sections:
+            return
+        text = str(report.longrepr or "")
+        detector = self._detector(item)
+        if detector.find(text) or detector.find_hardening(text):
+            report.longrepr = detector.redact(text)
+        for index, (key, content) in enumerate(report.sections):
+            if detector.find(content) or detector.find_hardening(content):
+                report.sections[index] = (key, detector.redact(content))
+
+    # --- the end of the run -------------------------------------------------------------------
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        """Build the report, write the files asked for, and fail a run where no check ran."""
+        state = self.state
+        if not state.active:
+            return
+        if not state.catalog:
+            try:
+                state.catalog = load_catalog()
+            except Exception as error:  # the report must still be written
+                state.problems.append(f"the catalog could not be loaded ({type(error).__name__})")
+        checks = list(state.results.values())
+        if not any(check.executed for check in checks):
+            state.problems.append("no conformance check executed")
+        if exitstatus in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.INTERRUPTED):
+            state.problems.append(f"pytest ended with {pytest.ExitCode(exitstatus).name}")
+        from conformance import vectors
+
+        try:
+            digest: str | None = vectors.vectors_digest()
+        except Exception:  # a missing corpus is a problem of its own, reported by the checks
+            digest = None
+        run = RunData(
+            host=state.host_info
+            or {"name": "unknown", "version": "", "language": "", "capabilities": []},
+            vectors_digest=digest,
+            checks=checks,
+            catalog=list(state.catalog.values()),
+            hardening=state.hardening,
+            problems=state.problems,
+            started=state.started,
+            duration_s=time.monotonic() - state.clock,
+        )
+        report = build_report(run)
+        state.report = report
+        json_path = self.config.getoption("secref_report_json", None)
+        md_path = self.config.getoption("secref_report_md", None)
+        if json_path:
+            write_json(report, json_path)
+        if md_path:
+            write_markdown(report, md_path)
+        if report["verdict"] == HARNESS_ERROR and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
+        assert EXIT_CODES[report["verdict"]] in (0, 1, 2)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """Print one row per requirement, then the verdict."""
+        report = self.state.report
+        if report is None:
+            return
+        terminalreporter.section("secret-reference conformance")
+        for line in summary_lines(report):
+            terminalreporter.write_line(line)
+
+
+def _first_line(report: pytest.TestReport) -> str:
+    text = report.longreprtext.strip().splitlines()
+    for line in reversed(text):
+        if line.startswith("E "):
+            return line[2:].strip()[:300]
+    return (text[-1] if text else "").strip()[:300]
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return str(longrepr or "skipped")
+
+
+def host_metadata(info: Any, selector: str) -> dict[str, Any]:
+    """Return a host's description as the report holds it."""
+    return {
+        "name": info.name,
+        "version": info.version,
+        "language": info.language,
+        "capabilities": sorted(info.capabilities),
+        "selector": selector,
+    }

@@ -1,0 +1,539 @@
+"""The canary leak detector: unique values, the suite's own form oracles, and the surface sweep.
+
+This module owns three things. It mints canaries: unique, high-entropy secret values, one set
+per check, that never look like a placeholder. It computes, with its own code, the four forms a
+host must scrub (decisions R5.2) and the hardening forms it may scrub (R5.6); it deliberately
+imports nothing from the reference host, because mutant hosts patch the reference host and the
+suite must not share their bugs. And it sweeps every surface of an :class:`Observation` and
+every call's result for every guarded value in every form, returning findings that name the
+surface, the form and the requirement IDs, never the value. Nothing here may print a canary.
+"""
+
+from __future__ import annotations
+
+import base64
+import enum
+import itertools
+import json
+import secrets
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+#: Values shorter than this many code points are not scrubbed (decisions R5.1); the detector
+#: guards only values at least this long.
+MIN_GUARDED_CODE_POINTS: Final = 8
+
+#: The characters a canary's random core is drawn from. No brace, bracket or colon, so a canary
+#: can never look like a marker or a placeholder (decisions R5.3).
+_CORE_ALPHABET: Final = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789"
+
+#: Random characters in a canary's core: 22 characters of a 56-letter alphabet, about 128 bits.
+_CORE_LENGTH: Final = 22
+
+_URL_SAFE: Final = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-*_")
+
+_SHORT_ESCAPES: Final = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+}
+
+
+class Kind(enum.Enum):
+    """The shapes of canary a check can ask for; each exercises different forms."""
+
+    PLAIN = "plain"
+    """Letters and digits only: all four forms coincide."""
+    SPACED = "spaced"
+    """With spaces: forms c and d differ."""
+    SPECIAL = "special"
+    """Quote, backslash, slash, controls, plus, percent and non-ASCII: every form differs."""
+    UNICODE = "unicode"
+    """Non-ASCII letters, an astral symbol included: forms c and d percent-encode UTF-8."""
+
+
+_DECORATIONS: Final = {
+    Kind.PLAIN: ("", ""),
+    Kind.SPACED: (" ", "  "),
+    Kind.SPECIAL: ('"\\/\n\t\x01+%&=', "é"),
+    Kind.UNICODE: ("Ωé", "\U0001f511ß"),
+}
+
+
+def _core() -> str:
+    while True:
+        core = "".join(secrets.choice(_CORE_ALPHABET) for _ in range(_CORE_LENGTH))
+        if "secret" not in core.lower():
+            return core
+
+
+class Canary:
+    """One secret value minted for one check.
+
+    Its ``repr`` and ``str`` show only its label; :attr:`value` is the text, and nothing that
+    formats a canary ever prints it.
+
+    Attributes:
+        label: A printable name such as ``c7.password``, unique in the process.
+        kind: Its shape.
+        value: The text. Never print it, never put it in a message or a test id.
+    """
+
+    __slots__ = ("kind", "label", "value")
+
+    def __init__(self, label: str, kind: Kind, value: str) -> None:
+        self.label = label
+        self.kind = kind
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"Canary({self.label})"
+
+    __str__ = __repr__
+
+    def __format__(self, format_spec: str) -> str:
+        return repr(self)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        raise TypeError("a canary is never pickled")
+
+
+class Mint:
+    """Issues canaries, remembering every one so reports can be checked against them."""
+
+    def __init__(self) -> None:
+        self._counter = itertools.count(1)
+        self._issued: list[Canary] = []
+
+    def canary(self, kind: Kind = Kind.PLAIN, role: str = "value") -> Canary:
+        """Return a fresh canary of ``kind``.
+
+        Args:
+            kind: The canary's shape.
+            role: A printable hint for its label, such as ``password``.
+
+        Returns:
+            A canary no other call of any mint in this process has returned.
+        """
+        head, tail = _DECORATIONS[kind]
+        core = _core()
+        value = core[:11] + head + core[11:] + tail
+        canary = Canary(f"c{next(self._counter)}.{role}", kind, value)
+        self._issued.append(canary)
+        _ISSUED.append(canary)
+        return canary
+
+    def issued(self) -> tuple[Canary, ...]:
+        """Return every canary this mint issued."""
+        return tuple(self._issued)
+
+
+#: Every canary issued in this process, so a test of the reports can grep for all of them.
+_ISSUED: list[Canary] = []
+
+
+def issued_canaries() -> tuple[Canary, ...]:
+    """Return every canary minted in this process so far, by any mint."""
+    return tuple(_ISSUED)
+
+
+# --- the required forms (decisions R5.2), written independently of any host ----------------
+
+
+def json_escape(value: str) -> str:
+    """Return form b: the JSON string escape of ``value`` without quotes (R5.2b).
+
+    The quote, the backslash and ``\\b \\f \\n \\r \\t`` take their short escapes; any other
+    character below U+0020 becomes ``\\u00xx`` in lower-case hex; ``/`` and non-ASCII stay.
+    """
+    out: list[str] = []
+    for char in value:
+        short = _SHORT_ESCAPES.get(char)
+        if short is not None:
+            out.append(short)
+        elif ord(char) < 0x20:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _utf8(value: str) -> bytes:
+    # Lone surrogates have no UTF-8 form; their three-byte encoding gives every string a form.
+    return value.encode("utf-8", "surrogatepass")
+
+
+def url_form(value: str, *, lower_hex: bool = False) -> str:
+    """Return form c: the URL form encoding of the UTF-8 bytes of ``value`` (R5.2c).
+
+    ``A-Z a-z 0-9 . - * _`` stay, a space becomes ``+``, every other byte ``%HH``.
+
+    Args:
+        value: The text.
+        lower_hex: Write ``%hh`` in lower case: a hardening form, not a required one.
+    """
+    pattern = "%{:02x}" if lower_hex else "%{:02X}"
+    out: list[str] = []
+    for byte in _utf8(value):
+        if byte == 0x20:
+            out.append("+")
+        elif byte in _URL_SAFE:
+            out.append(chr(byte))
+        else:
+            out.append(pattern.format(byte))
+    return "".join(out)
+
+
+def required_forms(value: str) -> dict[str, str]:
+    """Return forms a to d of ``value``, each only if it differs from those before it.
+
+    Returns:
+        Form name (``"a"`` to ``"d"``) to text, in order.
+    """
+    form_c = url_form(value)
+    candidates = (
+        ("a", value),
+        ("b", json_escape(value)),
+        ("c", form_c),
+        ("d", form_c.replace("+", "%20")),
+    )
+    found: dict[str, str] = {}
+    for name, text in candidates:
+        if text not in found.values():
+            found[name] = text
+    return found
+
+
+#: The requirement each required form comes from.
+FORM_REQUIREMENTS: Final = {"a": "SCRUB-003", "b": "SCRUB-004", "c": "SCRUB-005", "d": "SCRUB-006"}
+
+
+# --- the hardening forms (decisions R5.6): reported, never failures ------------------------
+
+
+def _base64_core(data: bytes, offset: int) -> str:
+    """Return the base64 text ``data`` yields wherever it sits ``offset`` bytes into a group.
+
+    The characters that straddle a neighbour's bytes are dropped at both ends, so the text is
+    found whatever precedes or follows the value in the encoded stream.
+    """
+    encoded = base64.b64encode(bytes(offset) + data).decode("ascii").rstrip("=")
+    start = 4 if offset else 0
+    whole = ((offset + len(data)) // 3) * 4
+    return encoded[start:whole]
+
+
+def hardening_forms(value: str) -> dict[str, str]:
+    """Return the forms beyond the design that a host may scrub (R5.6).
+
+    Each is kept only when it differs from every required form and from the forms before it.
+
+    Returns:
+        Form name to text: ``base64@0``, ``base64@1``, ``base64@2``, ``hex``, ``pct-lower``,
+        ``json-u-escape``, ``json-slash``, ``double-pct``.
+    """
+    data = _utf8(value)
+    form_b = json_escape(value)
+    form_c = url_form(value)
+    candidates = (
+        ("base64@0", _base64_core(data, 0)),
+        ("base64@1", _base64_core(data, 1)),
+        ("base64@2", _base64_core(data, 2)),
+        ("hex", data.hex()),
+        ("pct-lower", url_form(value, lower_hex=True)),
+        ("json-u-escape", json.dumps(value, ensure_ascii=True)[1:-1]),
+        ("json-slash", form_b.replace("/", "\\/")),
+        ("double-pct", form_c.replace("%", "%25")),
+    )
+    known = set(required_forms(value).values())
+    found: dict[str, str] = {}
+    for name, text in candidates:
+        if len(text) >= MIN_GUARDED_CODE_POINTS and text not in known:
+            known.add(text)
+            found[name] = text
+    return found
+
+
+# --- the sweep ---------------------------------------------------------------------------------
+
+
+class Surface(enum.Enum):
+    """Where a value must never appear, with the requirement that says so."""
+
+    RESULT = "result"
+    FAILURE = "failure text"
+    LEDGER = "ledger"
+    REQUEST = "approval request"
+    LOG = "host log"
+    PRINTED = "printed output"
+
+
+#: The requirements a leak on each surface violates (design, invariant 1; decisions R3.2,
+#: R5.4, R6.2, R6.6).
+SURFACE_REQUIREMENTS: Final = {
+    Surface.RESULT: ("INV1",),
+    Surface.FAILURE: ("INV1", "SCRUB-010"),
+    Surface.LEDGER: ("INV1", "LEDG-004"),
+    Surface.REQUEST: ("INV1", "APPR-005"),
+    Surface.LOG: ("INV1", "LOG-001"),
+    Surface.PRINTED: ("INV1",),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Guarded:
+    """One value the sweep looks for.
+
+    Attributes:
+        label: Printable name of the value, e.g. ``c3.username``.
+        value: The text; never printed.
+        is_username: A username may appear inside its own descriptor (decisions R3.2).
+    """
+
+    label: str
+    value: str = field(repr=False)
+    is_username: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A form of a guarded value found on a surface; names everything but the value.
+
+    Attributes:
+        surface: Where it was found.
+        form: Which form: ``a`` to ``d``, or a hardening form's name.
+        label: Which value.
+        where: A printable location, such as ``line 2 sanitizedArgs``.
+        requirements: The requirement IDs the finding violates (empty for hardening).
+    """
+
+    surface: Surface
+    form: str
+    label: str
+    where: str
+    requirements: tuple[str, ...]
+
+    def describe(self) -> str:
+        """Return a one-line description that holds no value."""
+        return f"{self.label} in form {self.form} on the {self.surface.value} ({self.where})"
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One call a check made and what the agent read back."""
+
+    tool: str
+    text: str = field(repr=False)
+    is_error: bool
+    disposition: str
+
+
+@dataclass(slots=True)
+class Sweep:
+    """What one sweep found.
+
+    Attributes:
+        leaks: Required forms on a surface that must hold none: each fails the check.
+        hardening: Hardening forms seen on the agent-facing result: reported only.
+        snippet_values: Ledger records whose ``errorSnippet`` held a value while scrubbing was
+            off, which decisions R5.5 allows (SCRUB-013).
+    """
+
+    leaks: list[Finding] = field(default_factory=list)
+    hardening: list[Finding] = field(default_factory=list)
+    snippet_values: int = 0
+
+
+def guarded_values(secrets_: Iterable[Any]) -> tuple[Guarded, ...]:
+    """Return the values of vault entries that the sweep guards.
+
+    Args:
+        secrets_: Objects with ``id``, ``username``, ``password`` and ``notes`` attributes
+            (:class:`conformance.host.SecretSpec`).
+
+    Returns:
+        Every field value of at least 8 code points, labelled by secret id and field.
+    """
+    found: list[Guarded] = []
+    for secret in secrets_:
+        for field_name in ("password", "username", "notes"):
+            value = str(getattr(secret, field_name))
+            if len(value) >= MIN_GUARDED_CODE_POINTS:
+                found.append(Guarded(f"{secret.id}.{field_name}", value, field_name == "username"))
+    return tuple(found)
+
+
+def _strings(node: object, path: str) -> Iterator[tuple[str, str]]:
+    """Yield (path, text) for every key and string value of a JSON-ready tree."""
+    stack: list[tuple[object, str]] = [(node, path)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            yield where, item
+        elif isinstance(item, Mapping):
+            for key, child in item.items():
+                yield f"{where}/{key} (key)", str(key)
+                stack.append((child, f"{where}/{key}"))
+        elif isinstance(item, list | tuple):
+            for index, child in enumerate(item):
+                stack.append((child, f"{where}/{index}"))
+
+
+class Detector:
+    """Sweeps surfaces for guarded values.
+
+    Args:
+        guarded: The values to look for.
+    """
+
+    def __init__(self, guarded: Sequence[Guarded]) -> None:
+        self._guarded = tuple(guarded)
+        self._forms = tuple((item, required_forms(item.value)) for item in self._guarded)
+        self._hardening = tuple((item, hardening_forms(item.value)) for item in self._guarded)
+
+    def __bool__(self) -> bool:
+        return bool(self._guarded)
+
+    def find(self, text: str) -> list[tuple[Guarded, str]]:
+        """Return (value, form name) for every required form of every value in ``text``."""
+        return [
+            (item, name)
+            for item, forms in self._forms
+            for name, form in forms.items()
+            if form in text
+        ]
+
+    def find_hardening(self, text: str) -> list[tuple[Guarded, str]]:
+        """Return (value, form name) for every hardening form of every value in ``text``."""
+        return [
+            (item, name)
+            for item, forms in self._hardening
+            for name, form in forms.items()
+            if form in text
+        ]
+
+    def redact(self, text: str) -> str:
+        """Return ``text`` with every form of every guarded value replaced by its label."""
+        pairs = [
+            (form, f"<{item.label}>")
+            for table in (self._forms, self._hardening)
+            for item, forms in table
+            for form in forms.values()
+        ]
+        for form, label in sorted(pairs, key=lambda pair: -len(pair[0])):
+            text = text.replace(form, label)
+        return text
+
+    def _leaks(
+        self,
+        surface: Surface,
+        text: str,
+        where: str,
+        *,
+        allow_usernames: bool = False,
+        extra: tuple[str, ...] = (),
+    ) -> list[Finding]:
+        findings = []
+        for item, form in self.find(text):
+            if allow_usernames and item.is_username:
+                continue
+            requirements = (*SURFACE_REQUIREMENTS[surface], *extra)
+            if surface in (Surface.RESULT, Surface.FAILURE):
+                requirements = (*requirements, FORM_REQUIREMENTS[form])
+            findings.append(
+                Finding(surface, form, item.label, where, tuple(dict.fromkeys(requirements)))
+            )
+        return findings
+
+    def sweep(
+        self,
+        calls: Sequence[CallRecord],
+        observation: Any,
+        *,
+        scrubbing: bool = True,
+    ) -> Sweep:
+        """Search every surface for every guarded value in every required form.
+
+        Args:
+            calls: The calls made since the host was last reset, with what the agent read.
+            observation: The host's :class:`conformance.host.Observation` after those calls.
+            scrubbing: Whether ``resultScrubbingEnabled`` was on. Off, the result and the
+                ledger's ``errorSnippet`` may hold a value (decisions R5.5); every other surface
+                still may not, and leaks there also violate SCRUB-014.
+
+        Returns:
+            The leaks, the hardening forms seen, and the error snippets that held a value.
+        """
+        found = Sweep()
+        off = () if scrubbing else ("SCRUB-014",)
+        for number, call in enumerate(calls, start=1):
+            surface = Surface.FAILURE if call.is_error else Surface.RESULT
+            where = f"call {number} to {call.tool}"
+            if scrubbing:
+                found.leaks.extend(self._leaks(surface, call.text, where))
+            for item, form in self.find_hardening(call.text):
+                found.hardening.append(Finding(surface, form, item.label, where, ()))
+        self._sweep_ledger(observation.ledger_bytes, scrubbing, off, found)
+        for number, request in enumerate(observation.approval_requests, start=1):
+            for path, text in _strings(request, ""):
+                in_descriptor = path.startswith("/descriptors/")
+                found.leaks.extend(
+                    self._leaks(
+                        Surface.REQUEST,
+                        text,
+                        f"request {number} at {path or '/'}",
+                        allow_usernames=in_descriptor,
+                        extra=off,
+                    )
+                )
+        for number, record in enumerate(observation.log_records, start=1):
+            found.leaks.extend(
+                self._leaks(
+                    Surface.LOG, record.message, f"record {number} at {record.level}", extra=off
+                )
+            )
+        if observation.printed:
+            found.leaks.extend(
+                self._leaks(Surface.PRINTED, observation.printed, "stderr", extra=off)
+            )
+        return found
+
+    def _sweep_ledger(
+        self, data: bytes, scrubbing: bool, off: tuple[str, ...], found: Sweep
+    ) -> None:
+        text = data.decode("utf-8", "replace")
+        for number, line in enumerate(text.split("\n"), start=1):
+            if not line:
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                record = None
+            if not isinstance(record, dict):
+                found.leaks.extend(self._leaks(Surface.LEDGER, line, f"line {number}", extra=off))
+                continue
+            if scrubbing:
+                # The raw bytes, and the decoded text of every field.
+                found.leaks.extend(
+                    self._leaks(Surface.LEDGER, line, f"line {number} bytes", extra=off)
+                )
+            for path, value in _strings(record, ""):
+                if not scrubbing and path == "/errorSnippet":
+                    if self.find(value):
+                        found.snippet_values += 1
+                    continue
+                found.leaks.extend(
+                    self._leaks(Surface.LEDGER, value, f"line {number} {path}", extra=off)
+                )
+        # The same value may be reported raw and decoded; keep one finding per place and form.
+        unique: dict[tuple[str, str, str, str], Finding] = {}
+        for finding in found.leaks:
+            unique.setdefault(
+                (finding.surface.value, finding.form, finding.label, finding.where), finding
+            )
+        found.leaks[:] = unique.values()

@@ -1,0 +1,122 @@
+"""Checks of the revocation fence (decisions R3.4; design invariant 4).
+
+The operator script acts on the host while the prompt is open (revoke or reset a rule, save a
+DENY, drop ``secret.read``) and then approves. The approval is bound to the state the prompt
+opened under, so the call must be refused and its tool never called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from conformance.canary import Mint
+from conformance.host import Control
+from conformance.outcomes import require, should
+from conformance.scenario import (
+    PROVIDER,
+    RECORDER,
+    RecordingHost,
+    acting,
+    args_json,
+    config,
+    make_secret,
+    ref,
+)
+
+_RULE_CASES: dict[str, tuple[str, str, Callable[[Control], None]]] = {
+    "revoke-tool": ("FENCE-001", "control.revoke", lambda c: c.revoke("tool", RECORDER.name)),
+    "revoke-provider": ("FENCE-001", "control.revoke", lambda c: c.revoke("provider", PROVIDER)),
+    "reset": ("FENCE-001", "control.reset", lambda c: c.reset()),
+    "deny-tool": (
+        "FENCE-002",
+        "control.save-rule",
+        lambda c: c.save_rule("tool", RECORDER.name, "DENY"),
+    ),
+    "deny-provider": (
+        "FENCE-002",
+        "control.save-rule",
+        lambda c: c.save_rule("provider", PROVIDER, "DENY"),
+    ),
+}
+
+
+@pytest.mark.req("FENCE-001", "FENCE-002", "INV4")
+@pytest.mark.parametrize("case", list(_RULE_CASES))
+def test_rule_change_while_prompt_open(host: RecordingHost, mint: Mint, case: str) -> None:
+    """A revocation, reset or DENY saved while the prompt is open refuses the approved call."""
+    requirement, capability, action = _RULE_CASES[case]
+    host.need(capability)
+    secret = make_secret(mint)
+    host.reset(config([secret]))
+    outcome = host.invoke(RECORDER.name, args_json({"x": ref(secret.id)}), acting(action))
+    require(
+        outcome.disposition == "POLICY_DENIED",
+        (requirement, "INV4"),
+        f"{case} while the prompt was open ended {outcome.disposition}",
+    )
+    require(host.observe().receipts == (), (requirement, "INV4"), f"the tool ran after {case}")
+
+
+@pytest.mark.req("FENCE-001", "INV4")
+def test_trusted_rule_revoked_while_prompt_open(host: RecordingHost, mint: Mint) -> None:
+    """Revoking a saved ALLOW while the prompt is open still refuses the approved call."""
+    host.need("control.revoke", "control.save-rule")
+    secret = make_secret(mint)
+    host.reset(config([secret], policy={"tools": {RECORDER.name: "ALLOW"}}))
+
+    def revoke(control: Control) -> None:
+        control.save_rule("tool", RECORDER.name, "ALLOW")
+        control.revoke("tool", RECORDER.name)
+
+    outcome = host.invoke(RECORDER.name, args_json({"x": ref(secret.id)}), acting(revoke))
+    require(
+        outcome.disposition == "POLICY_DENIED",
+        ("FENCE-001", "INV4"),
+        f"a revocation while the prompt was open ended {outcome.disposition}",
+    )
+    require(host.observe().receipts == (), "FENCE-001", "the tool ran after the revocation")
+
+
+@pytest.mark.req("FENCE-003", "FENCE-004")
+def test_secret_read_lost_while_prompt_open(host: RecordingHost, mint: Mint) -> None:
+    """Losing secret.read while the prompt is open refuses the call, SECRET_FORBIDDEN ideally."""
+    host.need("control.set-permissions")
+    secret = make_secret(mint)
+    host.reset(config([secret]))
+
+    def drop(control: Control) -> None:
+        control.set_permissions(False, ())
+
+    outcome = host.invoke(RECORDER.name, args_json({"x": ref(secret.id)}), acting(drop))
+    require(outcome.is_error, "FENCE-003", "the call ran after secret.read was lost")
+    require(
+        outcome.disposition in ("SECRET_FORBIDDEN", "POLICY_DENIED"),
+        "FENCE-003",
+        f"a lost secret.read ended {outcome.disposition}",
+    )
+    should(
+        outcome.disposition == "SECRET_FORBIDDEN",
+        "FENCE-004",
+        f"a lost secret.read is refused as {outcome.disposition}, not SECRET_FORBIDDEN",
+    )
+    require(host.observe().receipts == (), "FENCE-003", "the tool ran after secret.read was lost")
+
+
+@pytest.mark.req("INV4", "FENCE-001")
+def test_untouched_approval_runs(host: RecordingHost, mint: Mint) -> None:
+    """An action on another tool's rule leaves the approval bound and the call runs."""
+    host.need("control.save-rule")
+    secret = make_secret(mint)
+    host.reset(config([secret]))
+    outcome = host.invoke(
+        RECORDER.name,
+        args_json({"x": ref(secret.id)}),
+        acting(lambda c: c.save_rule("tool", "some-other-tool", "DENY")),
+    )
+    require(
+        outcome.disposition == "APPROVED_ONCE",
+        "INV4",
+        f"an unrelated rule change refused the call as {outcome.disposition}",
+    )

@@ -1,0 +1,218 @@
+"""Checks of the reference grammar (decisions R1, R2.1, R2.2), one case per grammar vector.
+
+Every vector's argument text is sent as written to an echo tool over a vault whose entries are
+fresh canaries. A valid vector must resolve exactly its references and hand the handler the
+suite's own substitution; an invalid one must be refused before any prompt, vault read or
+handler call, with the required disposition and message, and without the candidate's text; an
+acceptable one may take any of its listed alternatives, and the one taken is reported.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from conformance import vectors
+from conformance.outcomes import accept, fail, require, should
+from conformance.scenario import (
+    ECHO,
+    RecordingHost,
+    config,
+    ledger_records,
+    substitute_oracle,
+    vector_vault,
+)
+from conformance.vectors import GrammarVector
+
+_LOCATION_REQUIREMENTS = ("MSG-013", "MSG-014", "GRAM-015", "GRAM-006", "GRAM-018")
+
+
+def _params(expected: str) -> list[Any]:
+    return [
+        pytest.param(
+            vector,
+            id=vector.id,
+            marks=[pytest.mark.req(*vector.requirements), pytest.mark.vector(vector.id)],
+        )
+        for vector in vectors.load_grammar()
+        if vector.expected == expected
+    ]
+
+
+def _canonical(node: Any) -> str:
+    # NaN is not equal to itself; comparing the canonical text compares trees as written.
+    return json.dumps(node, ensure_ascii=False, allow_nan=True)
+
+
+def _parse(text: str) -> tuple[bool, Any]:
+    try:
+        return True, json.loads(text)
+    except ValueError:
+        return False, None
+
+
+def _run(host: RecordingHost, mint: Any, vector: GrammarVector) -> tuple[Any, Any]:
+    secrets = vector_vault(mint, vectors.VECTOR_SECRETS)
+    host.reset(config(secrets, tools=(ECHO,)))
+    outcome = host.invoke(ECHO.name, vector.args)
+    return outcome, host.observe()
+
+
+def _check_resolved(host: RecordingHost, vector: GrammarVector, outcome: Any, seen: Any) -> None:
+    """A call the host ran: its references, and what the handler received."""
+    ids = vector.requirements
+    records = ledger_records(seen)
+    require(len(records) == 1, "LEDG-005", f"{len(records)} ledger records for one call")
+    refs = records[0].get("secretRefs")
+    require(
+        refs == list(vector.refs),
+        ("GRAM-004", "LEDG-002", *ids),
+        f"secretRefs is {refs!r}, expected {list(vector.refs)!r}",
+    )
+    receipts = seen.receipts
+    require(len(receipts) == 1, ids, f"the handler ran {len(receipts)} times")
+    receipt = receipts[0]
+    if not vector.refs:
+        require(
+            receipt.raw == vector.args,
+            ("GRAM-017", "SUBST-003", "INV5", *ids),
+            "a call without references did not reach the handler byte for byte",
+        )
+        require(
+            seen.vault_reads == (), ("VAULT-003", "INV5"), "a reference-free call read the vault"
+        )
+        return
+    by_id = {secret.id: secret for secret in host.config.secrets}
+    parsed_ok, parsed = _parse(vector.args)
+    raw_ok, raw_tree = _parse(receipt.raw)
+    require(raw_ok, ("SUBST-001", "INV6", *ids), "the substituted arguments are not JSON")
+    if receipt.view is not None:
+        require(
+            _canonical(receipt.view) == _canonical(raw_tree),
+            ("SUBST-001", "INV6"),
+            "the handler's per-key view and raw JSON disagree",
+        )
+    if parsed_ok:
+        expected = substitute_oracle(parsed, by_id)
+        require(
+            _canonical(raw_tree) == _canonical(expected),
+            ("SUBST-005", *ids),
+            "the handler did not receive each reference replaced by its field's value",
+        )
+
+
+def _check_refused(vector: GrammarVector, outcome: Any, seen: Any, *, strict: bool = True) -> None:
+    """A refused call: disposition, message, and nothing done."""
+    ids = vector.requirements
+    require(
+        outcome.disposition == vector.disposition,
+        ids,
+        f"disposition {outcome.disposition}, expected {vector.disposition}",
+    )
+    for canary in vector.canaries:
+        require(canary not in outcome.text, "MSG-012", "the refusal quotes the candidate's text")
+    require(seen.receipts == (), ("INV2", "SUBST-004"), "the handler ran for a refused call")
+    require(seen.approval_requests == (), "ORD-003", "a refused call prompted the operator")
+    require(seen.vault_reads == (), "VAULT-001", "a call refused while parsing read the vault")
+    records = ledger_records(seen)
+    require(len(records) == 1, "LEDG-005", f"{len(records)} ledger records for a refused call")
+    record = records[0]
+    require(
+        record.get("approvalDisposition") == vector.disposition,
+        ("LEDG-008", "LEDG-005"),
+        "the ledger records another disposition than the refusal's",
+    )
+    sanitized = str(record.get("sanitizedArgs", ""))
+    should(
+        not any(canary in sanitized for canary in vector.canaries),
+        "LEDG-007",
+        f"{vector.id}: sanitizedArgs keeps a malformed candidate's body",
+    )
+    prefix = vector.message_prefix
+    if prefix is not None:
+        if "not-object" in vector.flags:
+            should(
+                outcome.text.startswith(prefix),
+                "GRAM-018",
+                f"{vector.id}: the non-object refusal does not begin with the ruling's words",
+            )
+        else:
+            require(
+                outcome.text.startswith(prefix),
+                ("MSG-001", "MSG-002") if "key" in vector.flags else "MSG-001",
+                "the refusal message does not begin with the ruling's words",
+            )
+    if vector.reason is not None and vector.pointer is not None and vector.offset is not None:
+        located = (
+            f"Malformed secret reference at {vector.pointer} offset {vector.offset} "
+            f"length {vector.length}: {vector.reason}"
+        )
+        named = [rid for rid in _LOCATION_REQUIREMENTS if rid in ids] or ["MSG-013"]
+        should(
+            outcome.text.startswith(located),
+            named[0],
+            f"{vector.id}: the message does not locate the candidate as the ruling's form does",
+        )
+
+
+@pytest.mark.req("SUBST-005", "INV6", "ORD-003")
+@pytest.mark.parametrize("vector", _params(vectors.VALID))
+def test_valid_vector_resolves(host: RecordingHost, mint: Any, vector: GrammarVector) -> None:
+    """A valid vector runs after one prompt and hands the handler exactly its substitution."""
+    outcome, seen = _run(host, mint, vector)
+    require(
+        not outcome.is_error,
+        vector.requirements,
+        f"a valid vector ended {outcome.disposition}",
+    )
+    _check_resolved(host, vector, outcome, seen)
+
+
+@pytest.mark.req("INV2", "SUBST-004", "ORD-003", "VAULT-001", "LEDG-005")
+@pytest.mark.parametrize("vector", _params(vectors.INVALID))
+def test_invalid_vector_refused(host: RecordingHost, mint: Any, vector: GrammarVector) -> None:
+    """An invalid vector is refused before any prompt, read or handler call, without its text."""
+    outcome, seen = _run(host, mint, vector)
+    require(outcome.is_error, vector.requirements, "an invalid vector was not refused")
+    _check_refused(vector, outcome, seen)
+
+
+@pytest.mark.parametrize("vector", _params(vectors.ACCEPTABLE))
+def test_acceptable_vector(host: RecordingHost, mint: Any, vector: GrammarVector) -> None:
+    """An acceptable vector takes one of its listed alternatives; which one is reported."""
+    outcome, seen = _run(host, mint, vector)
+    requirement = next(
+        (rid for rid in ("GRAM-007", "GRAM-019") if rid in vector.requirements),
+        vector.requirements[0],
+    )
+    records = ledger_records(seen)
+    refs = records[0].get("secretRefs") if records else None
+    if outcome.is_error:
+        refusing = "refuse" if "refuse" in vector.alternatives else "marker"
+        if refusing not in vector.alternatives:
+            fail(requirement, "the host refused a vector that has no refusing alternative")
+        if refusing == "marker" and vector.refs:
+            # As a marker, a valid look-alike reference must resolve, not be refused.
+            fail(requirement, f"a look-alike marker was refused as {outcome.disposition}")
+        require(
+            outcome.disposition == "SECRET_UNRESOLVED",
+            requirement,
+            f"refused as {outcome.disposition}, not SECRET_UNRESOLVED",
+        )
+        require(seen.receipts == (), ("INV2", "SUBST-004"), "the handler ran for a refused call")
+        accept(requirement, refusing)
+        return
+    if "literal" in vector.alternatives and not refs:
+        receipt = seen.receipts[0] if seen.receipts else None
+        require(
+            receipt is not None and receipt.raw == vector.args,
+            ("GRAM-017", "INV5"),
+            "literal text did not reach the handler byte for byte",
+        )
+        accept(requirement, "literal")
+        return
+    choice = "resolve" if "resolve" in vector.alternatives else "marker"
+    _check_resolved(host, vector, outcome, seen)
+    accept(requirement, choice)

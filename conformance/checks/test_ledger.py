@@ -1,0 +1,189 @@
+"""Checks of the operation ledger and the host log (decisions R6.2 to R6.6).
+
+The ledger is JSON Lines with the design's fields; ``secretRefs`` lists names once each in
+order of first use; ``sanitizedArgs`` comes from the agent's own arguments; every call that
+reaches the pre-pass is recorded, refusals included, with SECRET_FORBIDDEN and
+SECRET_UNRESOLVED as dispositions of their own; malformed candidates are redacted. The host log
+is swept for values by the canary detector after every check.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from conformance.canary import Kind, Mint
+from conformance.host import Answer
+from conformance.outcomes import require, should
+from conformance.scenario import (
+    ECHO,
+    RECORDER,
+    THROWER,
+    RecordingHost,
+    answering,
+    args_json,
+    config,
+    ledger_records,
+    make_secret,
+    name_of,
+    new_id,
+    ref,
+)
+
+FIELDS = (
+    "id",
+    "timestamp",
+    "toolName",
+    "providerId",
+    "policyApplied",
+    "approvalDisposition",
+    "durationMs",
+    "isError",
+    "sanitizedArgs",
+    "errorSnippet",
+    "secretRefs",
+)
+
+
+@pytest.mark.req("LEDG-001")
+def test_records_are_json_lines_with_every_field(host: RecordingHost, mint: Mint) -> None:
+    """Each ledger line is one JSON object with every field of the design."""
+    secret = make_secret(mint)
+    host.reset(config([secret]))
+    host.invoke(RECORDER.name, args_json({"x": ref(secret.id)}))
+    host.invoke(THROWER.name, args_json({"x": "plain"}))
+    host.invoke(RECORDER.name, args_json({"x": "{{secret:bad}}"}))
+    data = host.observe().ledger_bytes
+    lines = data.decode("utf-8").splitlines()
+    require(data.endswith(b"\n"), "LEDG-001", "the ledger's last line has no newline")
+    require(len(lines) == 3, "LEDG-001", f"{len(lines)} ledger lines for three calls")
+    for number, line in enumerate(lines, start=1):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        require(isinstance(record, dict), "LEDG-001", f"ledger line {number} is not a JSON object")
+        assert isinstance(record, dict)
+        missing = [name for name in FIELDS if name not in record]
+        require(not missing, "LEDG-001", f"ledger line {number} lacks {missing}")
+        require(
+            isinstance(record["secretRefs"], list)
+            and isinstance(record["durationMs"], int)
+            and isinstance(record["isError"], bool),
+            "LEDG-001",
+            f"ledger line {number} has a field of the wrong type",
+        )
+
+
+@pytest.mark.req("LEDG-002")
+def test_secret_refs_once_in_order(host: RecordingHost, mint: Mint) -> None:
+    """secretRefs lists each reference once, in order of first use, by name."""
+    first, second = make_secret(mint), make_secret(mint)
+    host.reset(config([first, second]))
+    args = args_json(
+        {
+            "a": ref(second.id.upper(), "username"),
+            "b": [ref(first.id), ref(second.id, "username")],
+            "c": ref(first.id, "password") + ref(first.id, "notes"),
+        }
+    )
+    host.invoke(RECORDER.name, args)
+    refs = ledger_records(host.observe())[-1].get("secretRefs")
+    expected = [name_of(second.id, "username"), name_of(first.id), name_of(first.id, "notes")]
+    require(refs == expected, "LEDG-002", "secretRefs is not each name once in order of use")
+
+
+@pytest.mark.req("LEDG-004")
+@pytest.mark.parametrize("kind", [Kind.PLAIN, Kind.SPECIAL], ids=["plain", "special"])
+def test_sanitized_args_are_the_agents(host: RecordingHost, mint: Mint, kind: Kind) -> None:
+    """sanitizedArgs is built from the agent's arguments, references intact."""
+    secret = make_secret(mint, kind=kind)
+    host.reset(config([secret]))
+    args = args_json({"path": ".env", "content": "KEY=" + ref(secret.id)})
+    host.invoke(ECHO.name, args)
+    sanitized = ledger_records(host.observe())[-1].get("sanitizedArgs")
+    text = sanitized if isinstance(sanitized, str) else json.dumps(sanitized)
+    require(ref(secret.id) in text, "LEDG-004", "sanitizedArgs does not keep the reference")
+
+
+_REFUSALS: dict[str, tuple[dict[str, Any], str | None, str]] = {
+    "malformed": ({}, '{"x":"{{secret:nope}}"}', "SECRET_UNRESOLVED"),
+    "feature-off": ({"secretReferencesEnabled": False}, None, "SECRET_FORBIDDEN"),
+    "bearing-deny": ({"secretBearingCalls": "DENY"}, None, "SECRET_FORBIDDEN"),
+    "tool-deny": ({"tools": {RECORDER.name: "DENY"}}, None, "POLICY_DENIED"),
+    "unknown-id": ({}, "unknown", "SECRET_UNRESOLVED"),
+}
+
+
+@pytest.mark.req("LEDG-005", "LEDG-008")
+@pytest.mark.parametrize("case", list(_REFUSALS))
+def test_refusals_recorded(host: RecordingHost, mint: Mint, case: str) -> None:
+    """A call refused in the pre-pass is recorded, with its own disposition."""
+    policy, args, disposition = _REFUSALS[case]
+    secret = make_secret(mint)
+    host.reset(config([secret], policy=policy or None))
+    if args is None:
+        args = args_json({"x": ref(secret.id)})
+    elif args == "unknown":
+        args = args_json({"x": ref(new_id())})
+    outcome = host.invoke(RECORDER.name, args)
+    records = ledger_records(host.observe())
+    require(len(records) == 1, "LEDG-005", f"a {case} refusal was not recorded once")
+    require(
+        records[0].get("approvalDisposition") == disposition == outcome.disposition,
+        "LEDG-008",
+        f"a {case} refusal is recorded as {records[0].get('approvalDisposition')}",
+    )
+
+
+@pytest.mark.req("LEDG-005")
+@pytest.mark.parametrize(
+    "answer", [Answer.APPROVE, Answer.DENY, Answer.NONE], ids=["approve", "deny", "timeout"]
+)
+def test_prompted_calls_recorded(host: RecordingHost, mint: Mint, answer: Answer) -> None:
+    """Approved, denied and timed-out secret calls are each recorded once."""
+    secret = make_secret(mint)
+    host.reset(config([secret], approval_timeout_s=0.2))
+    host.invoke(RECORDER.name, args_json({"x": ref(secret.id)}), answering(answer))
+    records = ledger_records(host.observe())
+    require(len(records) == 1, "LEDG-005", f"a call answered {answer.value} was not recorded once")
+
+
+@pytest.mark.req("LEDG-007")
+@pytest.mark.parametrize(
+    ("body", "tail"),
+    [("{{hunter2}}", ""), ("zz-canary-body", "tail-kept"), ("6f1d2c3e.totp-canary", "")],
+    ids=["braced-body", "text-after", "bad-field"],
+)
+def test_malformed_redacted(host: RecordingHost, mint: Mint, body: str, tail: str) -> None:
+    """A malformed candidate is redacted to {{secret:[REDACTED]}} and the text after it kept."""
+    host.reset(config([make_secret(mint)]))
+    host.invoke(RECORDER.name, args_json({"x": "{{secret:" + body + "}}" + tail}))
+    sanitized = str(ledger_records(host.observe())[-1].get("sanitizedArgs", ""))
+    hidden = body.strip("{}").split(".")[-1]
+    should(hidden not in sanitized, "LEDG-007", "sanitizedArgs keeps a malformed body")
+    should(
+        "{{secret:[REDACTED]}}" in sanitized, "LEDG-007", "the candidate is not redacted as ruled"
+    )
+    if tail:
+        should(tail in sanitized, "LEDG-007", "the text after a redacted candidate was lost")
+
+
+@pytest.mark.req("LOG-001")
+@pytest.mark.parametrize("kind", list(Kind), ids=[kind.value for kind in Kind])
+def test_log_holds_no_value(host: RecordingHost, mint: Mint, kind: Kind) -> None:
+    """The host log, at every level, holds no value after approved, failed and refused calls."""
+    host.need("observe.log")
+    secret = make_secret(mint, kind=kind)
+    host.reset(config([secret]))
+    args = args_json({"x": ref(secret.id), "y": ref(secret.id, "username")})
+    host.invoke(ECHO.name, args)
+    host.invoke(THROWER.name, args)
+    host.invoke(ECHO.name, args, answering(Answer.DENY))
+    detector = host.detector()
+    leaked = [
+        record.level for record in host.observe().log_records if detector.find(record.message)
+    ]
+    require(not leaked, "LOG-001", f"host log records at {sorted(set(leaked))} hold a value")

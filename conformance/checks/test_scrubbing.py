@@ -1,0 +1,244 @@
+"""Checks of result scrubbing (decisions R5) and of the cap (R6.1), with scrub vectors.
+
+Each scrub vector's designed value is stored in the vault and a static handler returns the
+vector's template filled with forms a to d; the agent must read every form replaced by the
+reference's placeholder, unless the value is under 8 code points, when nothing may be scrubbed.
+Vectors sharing a ``group-`` flag are resolved in one call. The cap is checked with the
+over-cap handler, and the hardening forms of R5.6 are looked for and reported, never failed.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import pytest
+
+from conformance import vectors
+from conformance.canary import Kind, Mint, hardening_forms, required_forms
+from conformance.host import HandlerKind, SecretSpec
+from conformance.outcomes import accept, fail, hardening, require
+from conformance.scenario import (
+    ECHO,
+    THROWER,
+    RecordingHost,
+    args_json,
+    config,
+    ledger_records,
+    make_secret,
+    new_id,
+    placeholder,
+    ref,
+    tool,
+    value_of,
+)
+from conformance.vectors import ScrubVector
+
+#: The host's cap in characters, counting any note about the cut (decisions R6.1).
+RESULT_CAP = 150_000
+
+
+def _groups() -> list[Any]:
+    grouped: dict[str, list[ScrubVector]] = defaultdict(list)
+    for vector in vectors.load_scrub():
+        group = next((flag for flag in vector.flags if flag.startswith("group-")), vector.id)
+        grouped[group].append(vector)
+    params = []
+    for name, members in grouped.items():
+        ids = [member.id for member in members]
+        requirements = list(dict.fromkeys(rid for m in members for rid in m.requirements))
+        params.append(
+            pytest.param(
+                tuple(members),
+                id=name if name.startswith("group-") else ids[0],
+                marks=[pytest.mark.req(*requirements), pytest.mark.vector(*ids)],
+            )
+        )
+    return params
+
+
+def _secret_for(vector: ScrubVector, mint: Mint) -> SecretSpec:
+    base = make_secret(mint)
+    fields = {"password": base.password, "username": base.username, "notes": base.notes}
+    fields[vector.field] = vector.value
+    return SecretSpec(
+        base.id, base.website, fields["username"], fields["password"], fields["notes"]
+    )
+
+
+@pytest.mark.req("SCRUB-010")
+@pytest.mark.parametrize("members", _groups())
+def test_scrub_vector(host: RecordingHost, mint: Mint, members: tuple[ScrubVector, ...]) -> None:
+    """Every form of a vector's value in a result is replaced by its placeholder."""
+    secrets = [_secret_for(vector, mint) for vector in members]
+    text = "\n".join(vector.result_text() for vector in members)
+    static = tool("static", HandlerKind.STATIC, text=text)
+    host.reset(config(secrets, tools=(static,)))
+    args = args_json(
+        {f"v{i}": ref(s.id, v.field) for i, (s, v) in enumerate(zip(secrets, members, strict=True))}
+    )
+    outcome = host.invoke(static.name, args)
+    require(not outcome.is_error, "SCRUB-010", f"the call ended {outcome.disposition}")
+    result = outcome.text
+    for secret, vector in zip(secrets, members, strict=True):
+        ids = vector.requirements
+        if "either-utf16" in vector.flags:
+            accept("SCRUB-002", "kept" if vector.value in result else "scrubbed")
+            continue
+        if not vector.scrubbed:
+            require(
+                vector.value in result,
+                ("SCRUB-001", *ids),
+                f"{vector.id}: a value under 8 code points was scrubbed",
+            )
+            continue
+        for name, form in vector.forms.items():
+            if form in result:
+                fail(
+                    ("SCRUB-009", *ids),
+                    f"{vector.id}: form {name} survived scrubbing",
+                )
+        mine = placeholder(secret.id, vector.field)
+        if "shared" in vector.flags:
+            first = placeholder(secrets[0].id, members[0].field)
+            if mine not in result and first in result:
+                accept("SCRUB-008", "first")
+            continue
+        require(
+            mine in result
+            or any(
+                placeholder(other.id, m.field) in result
+                for other, m in zip(secrets, members, strict=True)
+            ),
+            ("SCRUB-007", *ids),
+            f"{vector.id}: no [secret:<id>.<field>] placeholder replaced the value",
+        )
+
+
+@pytest.mark.req("SCRUB-007")
+def test_placeholder_names_lower_case_id(host: RecordingHost, mint: Mint) -> None:
+    """The placeholder is [secret:<lower-case id>.<field>], whatever case the agent wrote."""
+    secret = make_secret(mint)
+    host.reset(config([secret], tools=(ECHO,)))
+    outcome = host.invoke(ECHO.name, args_json({"v": ref(secret.id.upper(), "notes")}))
+    require(
+        f"[secret:{secret.id.lower()}.notes]" in outcome.text,
+        "SCRUB-007",
+        "the placeholder does not name the lower-case id and the field",
+    )
+
+
+@pytest.mark.req("SCRUB-001")
+@pytest.mark.parametrize("length", [7, 8])
+def test_length_floor(host: RecordingHost, mint: Mint, length: int) -> None:
+    """A value of 8 code points is scrubbed in every form; one of 7 is left in every form."""
+    core = mint.canary(Kind.PLAIN, "short").value
+    value = core[: length - 2] + " /"
+    secret = SecretSpec(new_id(), "short.example", "user-name-x", value)
+    template = "\n".join(f"{name}={form}" for name, form in required_forms(value).items())
+    static = tool("static", HandlerKind.STATIC, text=template)
+    host.reset(config([secret], tools=(static,)))
+    outcome = host.invoke(static.name, args_json({"v": ref(secret.id)}))
+    kept = [name for name, form in required_forms(value).items() if form in outcome.text]
+    if length >= 8:
+        require(not kept, "SCRUB-001", f"forms {kept} of an 8-code-point value were not scrubbed")
+    else:
+        require(
+            len(kept) == len(required_forms(value)),
+            "SCRUB-001",
+            "a value under 8 code points was scrubbed in some form",
+        )
+
+
+@pytest.mark.req("SCRUB-012", "SCRUB-014", "SCRUB-013")
+def test_scrubbing_off(host: RecordingHost, mint: Mint) -> None:
+    """Scrubbing off: the result holds the value; every other surface still holds none."""
+    secret = make_secret(mint, kind=Kind.SPECIAL)
+    host.reset(config([secret], policy={"resultScrubbingEnabled": False}))
+    args = args_json({"v": ref(secret.id)})
+    echoed = host.invoke(ECHO.name, args)
+    require(
+        secret.password in echoed.text,
+        "SCRUB-012",
+        "with resultScrubbingEnabled false the result was still scrubbed",
+    )
+    thrown = host.invoke(THROWER.name, args)
+    require(thrown.is_error, "SCRUB-012", "the thrower did not fail")
+    records = ledger_records(host.observe())
+    snippet = str(records[-1].get("errorSnippet") or "")
+    holds = any(form in snippet for form in required_forms(secret.password).values())
+    accept("SCRUB-013", "holds-value" if holds else "clean")
+
+
+@pytest.mark.req("SCRUB-015")
+@pytest.mark.parametrize("kind", [Kind.SPECIAL, Kind.UNICODE], ids=["special", "unicode"])
+def test_hardening_forms(host: RecordingHost, mint: Mint, kind: Kind) -> None:
+    """Forms beyond the design are looked for and reported in the hardening table only."""
+    secret = make_secret(mint, kind=kind)
+    forms = hardening_forms(secret.password)
+    text = "\n".join(f"{name}: {form}" for name, form in forms.items())
+    static = tool("static", HandlerKind.STATIC, text=text)
+    host.reset(config([secret], tools=(static,)))
+    outcome = host.invoke(static.name, args_json({"v": ref(secret.id)}))
+    require(not outcome.is_error, "SCRUB-015", f"the call ended {outcome.disposition}")
+    for name, form in forms.items():
+        hardening(name, "result", form not in outcome.text)
+
+
+#: How far before the cap the over-cap handler centres the value. A host's note about the cut
+#: counts toward the cap, so the real cut sits that note's length earlier; these offsets put the
+#: value across the cut for notes of up to about 90 characters.
+_CUT_OFFSETS = (0, 20, 35, 40, 45, 50, 55, 60, 70, 80)
+
+
+def _longest_fragment(value: str, text: str) -> int:
+    """Return the length of the longest piece of ``value`` that ``text`` contains."""
+    best = 0
+    for start in range(len(value)):
+        low, high = best, len(value) - start
+        while low < high:
+            middle = (low + high + 1) // 2
+            if value[start : start + middle] in text:
+                low = middle
+            else:
+                high = middle - 1
+        best = max(best, low)
+    return best
+
+
+@pytest.mark.req("CAP-001", "CAP-002", "SCRUB-011")
+@pytest.mark.parametrize("kind", [Kind.PLAIN, Kind.SPECIAL], ids=["plain", "special"])
+@pytest.mark.parametrize("offset", _CUT_OFFSETS, ids=[f"cut-{offset}" for offset in _CUT_OFFSETS])
+def test_cap_never_leaves_a_fragment(
+    host: RecordingHost, mint: Mint, kind: Kind, offset: int
+) -> None:
+    """A result straddling the cut is at most 150,000 characters with no 8-character piece."""
+    secret = make_secret(mint, kind=kind)
+    overcap = tool("overcap", HandlerKind.OVERCAP, cut=RESULT_CAP - offset)
+    host.reset(config([secret], tools=(overcap,)))
+    outcome = host.invoke(overcap.name, args_json({"v": ref(secret.id)}))
+    require(
+        len(outcome.text) <= RESULT_CAP,
+        "CAP-001",
+        f"the result is {len(outcome.text)} characters, over the cap",
+    )
+    longest = max(
+        _longest_fragment(
+            form, outcome.text[-2_000:] if len(outcome.text) > 2_000 else outcome.text
+        )
+        for form in required_forms(value_of(secret, "password")).values()
+    )
+    require(
+        longest < 8,
+        ("SCRUB-011", "CAP-002"),
+        f"the cut left {longest} characters of the value readable",
+    )
+
+
+@pytest.mark.req("CAP-001")
+def test_reference_free_result_capped(host: RecordingHost) -> None:
+    """A reference-free result over the cap is cut to at most 150,000 characters."""
+    static = tool("static", HandlerKind.STATIC, text="z" * (RESULT_CAP + 5_000))
+    host.reset(config((), tools=(static,)))
+    outcome = host.invoke(static.name, "{}")
+    require(len(outcome.text) <= RESULT_CAP, "CAP-001", "an over-cap result was not cut")

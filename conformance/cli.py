@@ -1,0 +1,170 @@
+"""The ``secref-conformance`` console script: run the suite against a host, or self-test it.
+
+This module owns the user's first command. ``secref-conformance`` runs the conformance checks
+(pytest with the ``secref_conformance`` plugin, in this process) against the host ``--host``
+names, the in-process reference host by default; writes the JSON and Markdown reports (to
+``reports/`` by default); and exits 0 when the host is conformant, 1 when it is not, and 2 on a
+harness error, a run in which no check executed included. ``secref-conformance selftest`` runs
+the suite against every mutant of the mutant catalog. It prints what pytest and the plugin
+print, and never a value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+from conformance.report import EXIT_CODES, HARNESS_ERROR
+
+#: Where reports go unless told otherwise.
+DEFAULT_JSON: Final = Path("reports") / "conformance.json"
+DEFAULT_MD: Final = Path("reports") / "conformance.md"
+
+#: Exit codes.
+CONFORMANT: Final = 0
+NOT_CONFORMANT: Final = 1
+HARNESS_FAILURE: Final = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="secref-conformance",
+        description="Check a host against the secret-reference contract. Exit codes: "
+        "0 conformant, 1 not conformant, 2 harness error (including a run where no check "
+        "executed). 'secref-conformance selftest' runs the suite against the mutant catalog.",
+    )
+    parser.add_argument(
+        "--host",
+        default=None,
+        help="the host under test: 'inprocess' (default, the reference host), "
+        "'mutant:<name>', or a command that starts a driver-protocol adapter",
+    )
+    parser.add_argument("--report-json", type=Path, default=DEFAULT_JSON, metavar="PATH")
+    parser.add_argument("--report-md", type=Path, default=DEFAULT_MD, metavar="PATH")
+    parser.add_argument(
+        "--requirements",
+        default=None,
+        metavar="IDS",
+        help="run only the checks citing these comma-separated requirement IDs",
+    )
+    parser.add_argument(
+        "--expectations",
+        default=None,
+        metavar="FILE",
+        help="the host's known failures and flaky checks (JSON or YAML); strict: a listed "
+        "failure that passes fails the run",
+    )
+    parser.add_argument(
+        "--validate-protocol",
+        action="store_true",
+        help="check every driver-protocol message against its JSON Schema",
+    )
+    parser.add_argument(
+        "--host-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds a driver-protocol host has to answer each request (default 30)",
+    )
+    parser.add_argument(
+        "--host-start-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds a driver-protocol host has to answer the handshake (default 10)",
+    )
+    parser.add_argument(
+        "pytest_args",
+        nargs=argparse.REMAINDER,
+        help="after '--', further pytest arguments (for example -k or -x)",
+    )
+    return parser
+
+
+def run(
+    host: str | None,
+    report_json: Path,
+    report_md: Path | None = None,
+    requirements: str | None = None,
+    extra: Sequence[str] = (),
+) -> int:
+    """Run the suite and return its exit code.
+
+    Args:
+        host: The ``--host`` value, or ``None`` for the in-process reference host.
+        report_json: Where the JSON report goes.
+        report_md: Where the Markdown report goes, if anywhere.
+        requirements: Comma-separated requirement IDs to narrow the run to.
+        extra: Further pytest arguments.
+
+    Returns:
+        0 conformant, 1 not conformant, 2 harness error.
+    """
+    import pytest
+
+    arguments = [
+        "--pyargs",
+        "conformance.checks",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--report-json",
+        str(report_json),
+    ]
+    if report_md is not None:
+        arguments += ["--report-md", str(report_md)]
+    if host:
+        arguments += ["--host", host]
+    if requirements:
+        arguments += ["--requirements", requirements]
+    arguments += [argument for argument in extra if argument != "--"]
+    if report_json.exists():
+        report_json.unlink()
+    started = time.monotonic()
+    status = pytest.main(arguments)
+    took = time.monotonic() - started
+    if not report_json.exists():
+        print(f"secref-conformance: no report was written (pytest exit status {int(status)})")
+        return HARNESS_FAILURE
+    report = json.loads(report_json.read_text(encoding="utf-8"))
+    code = int(EXIT_CODES.get(report.get("verdict", HARNESS_ERROR), HARNESS_FAILURE))
+    if code == CONFORMANT and status not in (pytest.ExitCode.OK,):
+        code = HARNESS_FAILURE
+    print(f"secref-conformance: {report['verdict']} in {took:.1f} s; report {report_json}")
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``secref-conformance``."""
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["selftest"]:
+        from conformance import mutants
+
+        return mutants.main(["selftest", *args[1:]])
+    options = _parser().parse_args(args)
+    passed: list[str] = []
+    if options.expectations:
+        passed += ["--expectations", options.expectations]
+    if options.validate_protocol:
+        passed.append("--validate-protocol")
+    if options.host_timeout is not None:
+        passed += ["--host-timeout", str(options.host_timeout)]
+    if options.host_start_timeout is not None:
+        passed += ["--host-start-timeout", str(options.host_start_timeout)]
+    return run(
+        options.host,
+        options.report_json,
+        options.report_md,
+        options.requirements,
+        [*passed, *options.pytest_args],
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,613 @@
+"""The mutant catalog: deliberately broken reference hosts that the suite must catch.
+
+This module owns the data (one :class:`Mutant` per broken variant: a name, the one requirement
+it violates, a description and the patches that break it) and the means to apply it: in this
+process, as ``--host mutant:<name>``, or behind the reference driver, as
+``python -m conformance.mutants driver <name>``, so a mutant can be checked through the
+subprocess path too. Each patch replaces one attribute of a ``reference_impl`` module or class
+with a function of the original, and is undone when the host closes. :func:`selftest` runs the
+suite against every mutant and reports the requirement IDs each was caught by. Mutants change
+behaviour only; none may print a value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import functools
+import importlib
+import json
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from conformance.host import HostUnderTest
+
+#: A patch: (module, dotted attribute inside it, function of the original to the replacement).
+Patch = tuple[str, str, Callable[[Any], Any]]
+
+_local = threading.local()
+
+
+@dataclass(frozen=True, slots=True)
+class Mutant:
+    """One broken reference host.
+
+    Attributes:
+        name: A stable name, used on the command line.
+        requirement: The one requirement ID it violates; the suite must fail naming it.
+        description: What is broken, in one sentence.
+        patches: How it is broken.
+        driver: Whether it can also run behind the reference driver (subprocess path).
+    """
+
+    name: str
+    requirement: str
+    description: str
+    patches: tuple[Patch, ...]
+    driver: bool = True
+
+
+def _resolve(module_name: str, dotted: str) -> tuple[Any, str]:
+    owner: Any = importlib.import_module(module_name)
+    *parents, attribute = dotted.split(".")
+    for parent in parents:
+        owner = getattr(owner, parent)
+    return owner, attribute
+
+
+@contextlib.contextmanager
+def applied(mutant: Mutant) -> Iterator[None]:
+    """Apply ``mutant``'s patches for the duration of the block, then undo them."""
+    undo: list[tuple[Any, str, Any]] = []
+    try:
+        for module_name, dotted, transform in mutant.patches:
+            owner, attribute = _resolve(module_name, dotted)
+            original = (
+                owner.__dict__[attribute] if isinstance(owner, type) else getattr(owner, attribute)
+            )
+            undo.append((owner, attribute, original))
+            setattr(owner, attribute, transform(original))
+        yield
+    finally:
+        for owner, attribute, original in reversed(undo):
+            setattr(owner, attribute, original)
+
+
+# --- the transforms ---------------------------------------------------------------------------
+
+
+def _remember_substitution(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def substitute(parsed: Any, resolved: Any) -> Any:
+        arguments = original(parsed, resolved)
+        _local.substituted = arguments.raw
+        return arguments
+
+    return substitute
+
+
+def _ledger_from_substituted(original: Any) -> Callable[..., Any]:
+    def build(**fields: Any) -> Any:
+        raw = getattr(_local, "substituted", None)
+        _local.substituted = None
+        if raw is not None:
+            fields["sanitized_args"] = raw
+        return original(**fields)
+
+    return build
+
+
+def _log_substituted(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def record(self: Any, call: Any, *args: Any) -> Any:
+        raw = getattr(_local, "substituted", None)
+        _local.substituted = None
+        if raw is not None:
+            self.log.debug("call %s: substituted %s", call.id, raw)
+        return original(self, call, *args)
+
+    return record
+
+
+def _scrub_after_cap(original: type) -> type:
+    from reference_impl._cap import cap
+
+    class CappedFirst(original):  # type: ignore[misc]
+        def scrub(self, text: str) -> str:
+            return str(super().scrub(cap(text)))
+
+    return CappedFirst
+
+
+def _trust_answers_secret_calls(original: Callable[..., Any]) -> Callable[..., Any]:
+    from reference_impl._types import Disposition, Rule
+
+    @functools.wraps(original)
+    def approve(self: Any, call: Any, records: Any) -> Any:
+        rules = self.rules
+        trusted = (
+            call.tool.name in rules._session_trusted
+            or rules._yolo
+            or rules._tools.get(call.tool.name) is Rule.ALLOW
+            or rules._providers.get(call.tool.provider_id) is Rule.ALLOW
+        )
+        if call.refs and trusted:
+            return Disposition.APPROVED_ONCE
+        return original(self, call, records)
+
+    return approve
+
+
+def _read_vault_first(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def prepass(self: Any, call: Any) -> Any:
+        if call.refs and self.vault is not None:
+            with contextlib.suppress(Exception):
+                self.vault.read_page(0, 200)
+        return original(self, call)
+
+    return prepass
+
+
+def _partial_resolution(original: Callable[..., Any]) -> Callable[..., Any]:
+    from reference_impl._types import Refusal, SecretRecord, SecretValue
+
+    @functools.wraps(original)
+    def resolve(vault: Any, references: Any) -> Any:
+        found = original(vault, references)
+        if not isinstance(found, Refusal) or found.reason != "unknown-id":
+            return found
+        pairs, records = [], []
+        for reference in references:
+            single = original(vault, [reference])
+            if isinstance(single, Refusal):
+                pairs.append((reference, SecretValue("")))
+                records.append(
+                    SecretRecord(
+                        reference.id, "?", SecretValue(""), SecretValue(""), SecretValue("")
+                    )
+                )
+            else:
+                pairs.extend(single[0])
+                records.extend(single[1])
+        return tuple(pairs), tuple(records)
+
+    return resolve
+
+
+def _case_sensitive(original: Any) -> Any:
+    import re
+
+    return re.compile(original.pattern, original.flags & ~re.IGNORECASE)
+
+
+def _literal_scan_only(original: Callable[[str], bool]) -> Callable[[str], bool]:
+    from reference_impl._scan import MARKER_RE
+
+    def has_marker(raw: str) -> bool:
+        return "{{" in raw and MARKER_RE.search(raw) is not None
+
+    return has_marker
+
+
+def _keys_pass_through(original: type) -> type:
+    class NoKeys(original):  # type: ignore[misc]
+        def strings(self) -> Iterator[tuple[bool, int, int, str]]:
+            for item in super().strings():
+                if not item[0]:
+                    yield item
+
+    return NoKeys
+
+
+def _without_form_d(original: Callable[[str], tuple[str, ...]]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def forms(value: str) -> tuple[str, ...]:
+        found = original(value)
+        return tuple(form for form in found if "%20" not in form) or found[:1]
+
+    return forms
+
+
+def _constant(value: Any) -> Callable[[Any], Any]:
+    return lambda _original: value
+
+
+def _echo_candidate(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def refuse(self: Any, call: Any, refusal: Any) -> Any:
+        if refusal.reason == "malformed":
+            refusal = dataclasses.replace(
+                refusal, message=f"{refusal.message} in {call.args[:300]}"
+            )
+        return original(self, call, refusal)
+
+    return refuse
+
+
+def _walk_twice(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def walk(vault: Any, wanted: set[str]) -> Any:
+        original(vault, set(wanted))
+        return original(vault, wanted)
+
+    return walk
+
+
+def _request_with(**changes: Any) -> Callable[[Any], Any]:
+    def transform(original: Any) -> Any:
+        def build(**fields: Any) -> Any:
+            return original(**{**fields, **changes})
+
+        return build
+
+    return transform
+
+
+def _tool_risk_kept(original: Any) -> Callable[..., Any]:
+    from reference_impl._types import Risk
+
+    def build(**fields: Any) -> Any:
+        return original(**{**fields, "risk": min(fields["risk"], Risk.MEDIUM)})
+
+    return build
+
+
+def _stamp_frozen(original: Callable[..., Any]) -> Callable[..., Any]:
+    def stamp(self: Any, tool: str, provider: str) -> tuple[int, int]:
+        return (0, 0)
+
+    return stamp
+
+
+def _fail_open(original: Callable[..., Any]) -> Callable[..., Any]:
+    from reference_impl._policy import Policy
+
+    @functools.wraps(original)
+    def load(path: Any) -> Any:
+        policy = original(path)
+        return Policy() if policy.fault is not None else policy
+
+    return load
+
+
+def _never_times_out(original: Callable[..., Any]) -> Callable[..., Any]:
+    from reference_impl._types import Answer
+
+    @functools.wraps(original)
+    def ask(self: Any, request: Any) -> Any:
+        answer = original(self, request)
+        return Answer.APPROVE if answer is Answer.TIMEOUT else answer
+
+    return ask
+
+
+_REG = "reference_impl._registry"
+
+#: The catalog. Each mutant breaks one requirement of decisions R1 to R7.
+MUTANTS: Final[tuple[Mutant, ...]] = (
+    Mutant(
+        "ledger-substituted-args",
+        "LEDG-004",
+        "The ledger's sanitizedArgs is built from the substituted arguments.",
+        (
+            (_REG, "substitute", _remember_substitution),
+            (_REG, "LedgerRecord", _ledger_from_substituted),
+        ),
+    ),
+    Mutant(
+        "scrub-after-cap",
+        "SCRUB-011",
+        "The result is cut to the cap before it is scrubbed.",
+        ((_REG, "Scrubber", _scrub_after_cap),),
+    ),
+    Mutant(
+        "trust-answers-secret-call",
+        "APPR-001",
+        "Session trust, YOLO or an ALLOW rule runs a secret-bearing call without a prompt.",
+        ((_REG, "Registry._approve", _trust_answers_secret_calls),),
+    ),
+    Mutant(
+        "vault-read-before-deny",
+        "VAULT-001",
+        "The vault's first page is read before the pre-pass refusals are decided.",
+        ((_REG, "Registry._prepass", _read_vault_first),),
+    ),
+    Mutant(
+        "partial-substitution",
+        "SUBST-004",
+        "With an unknown id the known references are substituted and the tool runs.",
+        ((_REG, "resolve", _partial_resolution),),
+    ),
+    Mutant(
+        "case-sensitive-prefix",
+        "GRAM-001",
+        "Only the lower-case {{secret: prefix is a marker.",
+        (
+            ("reference_impl._scan", "MARKER_RE", _case_sensitive),
+            ("reference_impl._grammar", "MARKER_RE", _case_sensitive),
+            ("reference_impl._grammar", "_CANDIDATE_RE", _case_sensitive),
+            ("reference_impl._grammar", "_UNTERMINATED_RE", _case_sensitive),
+            ("reference_impl._sanitize", "MARKER_RE", _case_sensitive),
+            ("reference_impl._sanitize", "_CANDIDATE_RE", _case_sensitive),
+        ),
+    ),
+    Mutant(
+        "escaped-marker-passes",
+        "GRAM-012",
+        "The pre-scan looks for literal markers only, so \\u-escaped markers pass through.",
+        ((_REG, "has_marker", _literal_scan_only),),
+    ),
+    Mutant(
+        "keys-pass-through",
+        "GRAM-014",
+        "A marker in an object key is ignored instead of refusing the call.",
+        (("reference_impl._grammar", "_Walker", _keys_pass_through),),
+    ),
+    Mutant(
+        "pct20-not-scrubbed",
+        "SCRUB-006",
+        "Form d, URL form encoding with %20 for spaces, is not scrubbed.",
+        (("reference_impl._scrub", "forms", _without_form_d),),
+    ),
+    Mutant(
+        "floor-nine",
+        "SCRUB-001",
+        "Values need 9 code points, not 8, to be scrubbed.",
+        (("reference_impl._scrub", "SCRUB_MIN_CODE_POINTS", _constant(9)),),
+    ),
+    Mutant(
+        "fence-stamp-ignored",
+        "FENCE-001",
+        "Revocation stamps never move, so a revocation or reset during the prompt is missed.",
+        (("reference_impl._policy", "Rules.stamp", _stamp_frozen),),
+    ),
+    Mutant(
+        "refusal-echoes-candidate",
+        "MSG-012",
+        "The malformed-reference refusal quotes the agent's argument text.",
+        ((_REG, "Registry._refuse", _echo_candidate),),
+    ),
+    Mutant(
+        "ai-provider-resolves",
+        "MSG-011",
+        "A secret tagged ai-provider resolves like any other.",
+        (("reference_impl._resolve", "AI_PROVIDER_TAG", _constant("no-such-tag")),),
+    ),
+    Mutant(
+        "vault-read-twice",
+        "VAULT-002",
+        "Each call walks the vault twice.",
+        (("reference_impl._resolve", "_walk", _walk_twice),),
+    ),
+    Mutant(
+        "debug-log-holds-value",
+        "LOG-001",
+        "A DEBUG log record quotes the substituted arguments.",
+        (
+            (_REG, "substitute", _remember_substitution),
+            (_REG, "Registry._record", _log_substituted),
+        ),
+    ),
+    Mutant(
+        "descriptors-missing",
+        "APPR-002",
+        "The approval request carries no descriptors.",
+        ((_REG, "ApprovalRequest", _request_with(descriptors=())),),
+    ),
+    Mutant(
+        "risk-not-raised",
+        "APPR-003",
+        "The approval request keeps the tool's own risk, below HIGH for most tools.",
+        ((_REG, "ApprovalRequest", _tool_risk_kept),),
+    ),
+    Mutant(
+        "policy-fails-open",
+        "POL-002",
+        "An invalid policy file is replaced by the defaults instead of denying every tool.",
+        (("reference_impl.harness", "load_policy", _fail_open),),
+    ),
+    Mutant(
+        "timeout-approves",
+        "APPR-008",
+        "An unanswered prompt counts as an approval when it times out.",
+        (("reference_impl._approve", "ApprovalGate.ask", _never_times_out),),
+    ),
+)
+
+#: Mutants by name.
+BY_NAME: Final = {mutant.name: mutant for mutant in MUTANTS}
+
+
+def get(name: str) -> Mutant:
+    """Return the mutant called ``name``.
+
+    Raises:
+        KeyError: No mutant has that name.
+    """
+    return BY_NAME[name]
+
+
+class _MutantHost:
+    """The in-process reference host with a mutant applied while it is open."""
+
+    def __init__(self, mutant: Mutant) -> None:
+        from conformance.hosts.inprocess import InProcessHost
+
+        self._stack = contextlib.ExitStack()
+        self._stack.enter_context(applied(mutant))
+        self._inner = InProcessHost()
+        self._mutant = mutant
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def info(self) -> Any:
+        info = self._inner.info()
+        return dataclasses.replace(info, name=f"{info.name} (mutant {self._mutant.name})")
+
+    def close(self) -> None:
+        try:
+            self._inner.close()
+        finally:
+            self._stack.close()
+
+
+def inprocess_host(name: str) -> HostUnderTest:
+    """Return the in-process reference host with mutant ``name`` applied until it closes.
+
+    Raises:
+        KeyError: No mutant has that name.
+    """
+    host: HostUnderTest = _MutantHost(get(name))
+    return host
+
+
+def driver_command(name: str) -> str:
+    """Return the ``--host`` command that serves mutant ``name`` behind the reference driver."""
+    return f"{sys.executable} -m conformance.mutants driver {name}"
+
+
+def run_driver(name: str) -> int:
+    """Serve mutant ``name`` over driver protocol v1 on standard input and output."""
+    mutant = get(name)
+    from reference_impl import driver
+
+    with applied(mutant):
+        return driver.main([], name=f"secref reference host (mutant {mutant.name})")
+
+
+# --- the self-test ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What the suite made of one mutant."""
+
+    mutant: Mutant
+    caught: bool
+    caught_by: tuple[str, ...]
+    failing_checks: int
+    harness_error: str | None
+    seconds: float
+
+
+def _run_suite(arguments: Sequence[str]) -> dict[str, Any] | None:
+    """Run the suite in this process and return its JSON report."""
+    import pytest
+
+    with tempfile.TemporaryDirectory(prefix="secref-selftest-") as directory:
+        report = Path(directory) / "report.json"
+        pytest.main(
+            [
+                "--pyargs",
+                "conformance.checks",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "--no-header",
+                "--tb=no",
+                # Later sessions in this process find the plugin imported already.
+                "-W",
+                "ignore::pytest.PytestAssertRewriteWarning",
+                "--report-json",
+                str(report),
+                *arguments,
+            ]
+        )
+        if not report.exists():
+            return None
+        loaded: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
+        return loaded
+
+
+def judge(mutant: Mutant, report: dict[str, Any] | None, seconds: float) -> Verdict:
+    """Decide from a suite report whether ``mutant`` was caught, naming its requirement."""
+    if report is None:
+        return Verdict(mutant, False, (), 0, "the suite wrote no report", seconds)
+    failing = [check for check in report["checks"] if check["outcome"] == "fail"]
+    named = tuple(dict.fromkeys(rid for check in failing for rid in check["failedRequirements"]))
+    problem = "; ".join(report["problems"]) or None
+    caught = mutant.requirement in named
+    return Verdict(mutant, caught, named, len(failing), problem, seconds)
+
+
+def selftest(
+    names: Sequence[str] = (),
+    *,
+    via: str = "inprocess",
+    broad: bool = False,
+    out: Callable[[str], None] = print,
+) -> int:
+    """Run the suite against every mutant (or those named) and print the mutation score.
+
+    Args:
+        names: Mutants to run; every mutant by default.
+        via: ``"inprocess"`` or ``"driver"`` (the reference driver in a subprocess).
+        broad: Run the whole suite against each mutant rather than the checks citing its
+            requirement.
+        out: Where lines go.
+
+    Returns:
+        0 when every mutant was caught by a failure naming its requirement, 1 otherwise, 2 when
+        a name is unknown.
+    """
+    chosen = [BY_NAME[name] for name in names if name in BY_NAME] if names else list(MUTANTS)
+    unknown = [name for name in names if name not in BY_NAME]
+    if unknown:
+        out(f"unknown mutants: {', '.join(unknown)}")
+        return 2
+    if via == "driver":
+        chosen = [mutant for mutant in chosen if mutant.driver]
+    verdicts: list[Verdict] = []
+    for mutant in chosen:
+        host = f"mutant:{mutant.name}" if via == "inprocess" else driver_command(mutant.name)
+        arguments = ["--host", host]
+        if not broad:
+            arguments += ["--requirements", mutant.requirement]
+        started = time.monotonic()
+        report = _run_suite(arguments)
+        verdict = judge(mutant, report, time.monotonic() - started)
+        verdicts.append(verdict)
+        mark = "caught" if verdict.caught else "MISSED"
+        by = ", ".join(verdict.caught_by[:6]) or "-"
+        out(
+            f"{mark:<7} {mutant.name:<28} breaks {mutant.requirement:<10} "
+            f"failed naming {by} ({verdict.failing_checks} checks, {verdict.seconds:.1f} s)"
+        )
+    caught = sum(verdict.caught for verdict in verdicts)
+    score = 100.0 * caught / len(verdicts) if verdicts else 0.0
+    out(f"mutation score: {caught}/{len(verdicts)} caught ({score:.0f}%) via {via}")
+    return 0 if verdicts and caught == len(verdicts) else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m conformance.mutants``: list mutants, serve one as a driver, or self-test."""
+    parser = argparse.ArgumentParser(prog="python -m conformance.mutants")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("list", help="print the catalog")
+    serve = commands.add_parser("driver", help="serve a mutant over driver protocol v1")
+    serve.add_argument("name")
+    run = commands.add_parser("selftest", help="run the suite against the mutants")
+    run.add_argument("names", nargs="*")
+    run.add_argument("--via", choices=("inprocess", "driver"), default="inprocess")
+    run.add_argument("--broad", action="store_true")
+    options = parser.parse_args(argv)
+    if options.command == "list":
+        for mutant in MUTANTS:
+            print(f"{mutant.name}\t{mutant.requirement}\t{mutant.description}")
+        return 0
+    if options.command == "driver":
+        return run_driver(options.name)
+    return selftest(options.names, via=options.via, broad=options.broad)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

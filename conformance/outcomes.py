@@ -1,0 +1,158 @@
+"""How a check states its verdict: require a MUST, note a SHOULD, report an EITHER.
+
+This module owns the small vocabulary checks use instead of bare ``assert``: :func:`require`
+raises :class:`RequirementError`, which names the requirement IDs it violates; :func:`should`
+records a non-strict finding and lets the check go on; :func:`accept` records which of an
+EITHER's alternatives the host chose; :func:`hardening` adds a row to the hardening table. The
+plugin reads these records after each check. Messages are static text, reference names and
+labels: no function here may be handed a value or a canary.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import NoReturn
+
+
+class Outcome(enum.Enum):
+    """A check's or a requirement's outcome, as every report spells it."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    NON_STRICT = "non-strict"
+    ACCEPTED = "accepted-alternative"
+    SKIPPED = "skipped"
+    ERROR = "error"
+    BASELINED = "baselined"
+    """A failure or error the host's expectations file lists as known; it does not fail the run."""
+    FLAKY = "flaky"
+    """A failure or error of a check the expectations file lists as flaky."""
+    UNEXPECTED_PASS = "unexpected-pass"
+    """A check listed as a known failure that passed: strict expectations fail the run."""
+
+
+class RequirementError(AssertionError):
+    """A check found the host violating the named requirements.
+
+    Attributes:
+        requirements: The violated requirement IDs, most specific first.
+        detail: What was wrong; never a value.
+    """
+
+    def __init__(self, requirements: str | Sequence[str], detail: str) -> None:
+        ids = (requirements,) if isinstance(requirements, str) else tuple(requirements)
+        super().__init__(f"[{', '.join(ids)}] {detail}")
+        self.requirements = ids
+        self.detail = detail
+
+
+@dataclass(frozen=True, slots=True)
+class HardeningRow:
+    """One observation for the hardening table (decisions R5.6): never a failure.
+
+    Attributes:
+        form: The hardening form's name, e.g. ``base64@1``.
+        surface: Where it was looked for.
+        scrubbed: Whether the host removed it.
+        check: The check that saw it.
+    """
+
+    form: str
+    surface: str
+    scrubbed: bool
+    check: str
+
+
+@dataclass(slots=True)
+class CheckRecord:
+    """What one check recorded besides passing or failing."""
+
+    nodeid: str
+    non_strict: list[tuple[str, str]] = field(default_factory=list)
+    alternatives: list[tuple[str, str]] = field(default_factory=list)
+    hardening: list[HardeningRow] = field(default_factory=list)
+
+
+_current: CheckRecord | None = None
+
+
+@contextmanager
+def recording(nodeid: str) -> Iterator[CheckRecord]:
+    """Collect what the check ``nodeid`` records while the block runs.
+
+    Args:
+        nodeid: The check's pytest node id.
+
+    Yields:
+        The record the check fills.
+    """
+    global _current
+    previous, record = _current, CheckRecord(nodeid)
+    _current = record
+    try:
+        yield record
+    finally:
+        _current = previous
+
+
+def _record() -> CheckRecord:
+    if _current is None:
+        # Outside the plugin there is nothing to note a SHOULD on: be strict.
+        return CheckRecord("<no check>")
+    return _current
+
+
+def fail(requirements: str | Sequence[str], detail: str) -> NoReturn:
+    """Fail the check for violating ``requirements``.
+
+    Raises:
+        RequirementError: Always.
+    """
+    raise RequirementError(requirements, detail)
+
+
+def require(condition: bool, requirements: str | Sequence[str], detail: str) -> None:
+    """Fail the check unless ``condition`` holds.
+
+    Args:
+        condition: What the requirement demands, already evaluated.
+        requirements: The requirement IDs violated when it does not hold.
+        detail: What was wrong; static text and names only.
+
+    Raises:
+        RequirementError: ``condition`` is false.
+    """
+    if not condition:
+        raise RequirementError(requirements, detail)
+
+
+def should(condition: bool, requirement: str, detail: str) -> bool:
+    """Note a SHOULD: when ``condition`` is false the requirement is reported non-strict.
+
+    The check goes on either way; outside a plugin-run check a false condition raises.
+
+    Returns:
+        ``condition``.
+
+    Raises:
+        RequirementError: ``condition`` is false and no check is recording.
+    """
+    if not condition:
+        if _current is None:
+            raise RequirementError(requirement, detail)
+        _current.non_strict.append((requirement, detail))
+    return condition
+
+
+def accept(requirement: str, alternative: str) -> None:
+    """Report which alternative of an EITHER requirement the host chose."""
+    _record().alternatives.append((requirement, alternative))
+
+
+def hardening(form: str, surface: str, scrubbed: bool) -> None:
+    """Add one row to the hardening table (SCRUB-015)."""
+    record = _record()
+    record.hardening.append(HardeningRow(form, surface, scrubbed, record.nodeid))

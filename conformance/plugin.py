@@ -1,0 +1,148 @@
+"""The ``secref_conformance`` pytest plugin: options, markers and the fixtures checks take.
+
+This module is the ``pytest11`` entry point. It owns the plugin's options (in their own group),
+its markers, and the fixtures a conformance check uses: ``host``, a recording wrapper around the
+session's host under test, and ``mint``, the check's canary mint. The hooks live in
+:mod:`conformance._hooks` and their state in ``config.stash``. Loaded into any pytest run, it
+stays dormant until conformance checks are collected or one of its options is given; it never
+builds a host unless a check asks for one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Final
+
+import pytest
+
+from conformance import _hooks
+from conformance.canary import Mint
+from conformance.host import HostUnderTest
+from conformance.hosts import HostSelectionError, build_host, describe
+from conformance.scenario import REFERENCE_CAPABILITY, RecordingHost
+
+_HOOKS_NAME: Final = "secref-conformance-hooks"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add the plugin's options, in the ``secref-conformance`` group."""
+    group = parser.getgroup("secref-conformance", "secret-reference conformance suite")
+    group.addoption(
+        "--host",
+        dest="secref_host",
+        default=None,
+        metavar="HOST",
+        help="the host under test: 'inprocess' (the default reference host), "
+        "'mutant:<name>', or a command that starts a driver-protocol adapter",
+    )
+    group.addoption(
+        "--report-json",
+        dest="secref_report_json",
+        default=None,
+        metavar="PATH",
+        help="write the JSON conformance report (schema conformance/schemas/report.schema.json)",
+    )
+    group.addoption(
+        "--report-md",
+        dest="secref_report_md",
+        default=None,
+        metavar="PATH",
+        help="write the Markdown conformance report",
+    )
+    group.addoption(
+        "--requirements",
+        dest="secref_requirements",
+        default=None,
+        metavar="IDS",
+        help="run only the checks citing one of these comma-separated requirement IDs",
+    )
+    group.addoption(
+        "--expectations",
+        dest="secref_expectations",
+        default=None,
+        metavar="FILE",
+        help="the host's known failures and flaky checks (JSON or YAML, schema "
+        "conformance/schemas/expectations.schema.json); strict: a listed failure that passes "
+        "fails the run",
+    )
+    group.addoption(
+        "--validate-protocol",
+        dest="secref_validate_protocol",
+        action="store_true",
+        default=False,
+        help="check every driver-protocol message in both directions against its JSON Schema",
+    )
+    group.addoption(
+        "--host-timeout",
+        dest="secref_host_timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="seconds a driver-protocol host has to answer each request (default 30)",
+    )
+    group.addoption(
+        "--host-start-timeout",
+        dest="secref_host_start_timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="seconds a driver-protocol host has to answer the handshake (default 10)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the markers and the hooks object."""
+    config.addinivalue_line(
+        "markers", "req(*ids): requirement IDs from conformance/requirements.yaml it checks"
+    )
+    config.addinivalue_line("markers", "vector(id): the conformance vector a case runs")
+    if not config.pluginmanager.has_plugin(_HOOKS_NAME):
+        config.pluginmanager.register(_hooks.ConformanceHooks(config), _HOOKS_NAME)
+
+
+@pytest.fixture(scope="session")
+def secref_host(request: pytest.FixtureRequest) -> Iterator[HostUnderTest]:
+    """The session's host under test, built from ``--host``; closed when the session ends."""
+    selector = request.config.getoption("secref_host", None)
+    try:
+        host = build_host(
+            selector,
+            call_timeout=request.config.getoption("secref_host_timeout"),
+            start_timeout=request.config.getoption("secref_host_start_timeout"),
+            validate=request.config.getoption("secref_validate_protocol"),
+        )
+    except HostSelectionError as error:
+        pytest.exit(f"secref-conformance: {error}", returncode=pytest.ExitCode.USAGE_ERROR)
+    state = request.config.stash.get(_hooks.STATE_KEY, None)
+    if state is not None:
+        state.host_info = _hooks.host_metadata(host.info(), describe(selector))
+    try:
+        yield host
+    finally:
+        host.close()
+
+
+@pytest.fixture
+def host(request: pytest.FixtureRequest, secref_host: HostUnderTest) -> RecordingHost:
+    """The host under test for one check, recorded for the canary sweep.
+
+    A check of a ``reference-only`` requirement is skipped, with the reason, on any host that
+    is not the reference implementation.
+    """
+    recording = RecordingHost(secref_host)
+    state = request.config.stash.get(_hooks.STATE_KEY, None)
+    if state is not None and state.catalog and isinstance(request.node, pytest.Item):
+        scoped = [
+            rid
+            for rid in _hooks.cited(request.node)
+            if rid in state.catalog and state.catalog[rid].scope == "reference-only"
+        ]
+        if scoped and not recording.has(REFERENCE_CAPABILITY):
+            pytest.skip(f"{', '.join(scoped)} is about the reference implementation only")
+    return recording
+
+
+@pytest.fixture
+def mint() -> Mint:
+    """A canary mint for one check."""
+    return Mint()

@@ -1,0 +1,406 @@
+"""What a check uses to set a host up, drive it and read it back, cheaply.
+
+This module owns the recording wrapper every check's ``host`` is (it keeps each call's result
+for the leak detector and sweeps every surface before each reset and after the check), builders
+for secrets, tools and configurations, operator scripts, and readers for the ledger and the
+approval requests. It never prints a value: secrets are canaries from :mod:`conformance.canary`,
+and every helper names them by label.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Final
+
+import pytest
+
+from conformance.canary import CallRecord, Detector, Kind, Mint, Sweep, guarded_values
+from conformance.host import (
+    Answer,
+    CallResult,
+    Control,
+    HandlerKind,
+    HostConfig,
+    HostInfo,
+    HostUnderTest,
+    Observation,
+    OperatorScript,
+    PendingCall,
+    SecretSpec,
+    ToolSpec,
+)
+
+#: The capability a host announces when it is the reference implementation itself; checks of
+#: ``reference-only`` requirements need it.
+REFERENCE_CAPABILITY: Final = "reference"
+
+#: The provider every standard tool is served by unless a check says otherwise.
+PROVIDER: Final = "plugin.canary"
+
+#: Seconds a check waits for a started call before calling the host hung.
+WAIT_SECONDS: Final = 20.0
+
+
+# --- secrets and arguments ------------------------------------------------------------------
+
+
+def new_id() -> str:
+    """Return a fresh secret id, a lower-case UUID."""
+    return str(uuid.uuid4())
+
+
+def make_secret(
+    mint: Mint,
+    *,
+    kind: Kind = Kind.PLAIN,
+    website: str | None = None,
+    notes: bool = True,
+    username: str | None = None,
+    tags: Sequence[str] = (),
+    secret_id: str | None = None,
+) -> SecretSpec:
+    """Return a vault entry whose fields are fresh canaries.
+
+    Args:
+        mint: Where the canaries come from.
+        kind: The password's and the notes' shape; usernames are always plain.
+        website: The website; by default one derived from the id.
+        notes: Whether the entry has notes.
+        username: A fixed username instead of a canary (for short-value checks).
+        tags: The entry's tags.
+        secret_id: The id; a fresh UUID by default.
+    """
+    sid = secret_id or new_id()
+    return SecretSpec(
+        id=sid,
+        website=website or f"site-{sid[:8]}.example",
+        username=mint.canary(Kind.PLAIN, "username").value if username is None else username,
+        password=mint.canary(kind, "password").value,
+        notes=mint.canary(kind, "notes").value if notes else "",
+        tags=tuple(tags),
+    )
+
+
+def value_of(secret: SecretSpec, field_name: str) -> str:
+    """Return the value of ``secret``'s field ``field_name`` (``password`` by default)."""
+    return str(getattr(secret, field_name or "password"))
+
+
+def ref(secret_id: str, field_name: str | None = None, prefix: str = "secret") -> str:
+    """Return the marker text ``{{<prefix>:<id>[.<field>]}}``."""
+    suffix = f".{field_name}" if field_name else ""
+    return "{{" + prefix + ":" + secret_id + suffix + "}}"
+
+
+def name_of(secret_id: str, field_name: str | None = None) -> str:
+    """Return a reference's name, ``<lower-case id>.<field>``."""
+    return f"{secret_id.lower()}.{field_name or 'password'}"
+
+
+def placeholder(secret_id: str, field_name: str | None = None) -> str:
+    """Return the text that replaces a scrubbed value, ``[secret:<id>.<field>]``."""
+    return f"[secret:{name_of(secret_id, field_name)}]"
+
+
+def args_json(members: Mapping[str, Any]) -> str:
+    """Return compact JSON for an argument object, non-ASCII kept as written."""
+    return json.dumps(dict(members), ensure_ascii=False, separators=(",", ":"))
+
+
+# --- tools and configurations -----------------------------------------------------------------
+
+
+def tool(
+    name: str,
+    handler: HandlerKind,
+    *,
+    provider: str = PROVIDER,
+    risk: str = "MEDIUM",
+    permission: str | None = None,
+    **options: Any,
+) -> ToolSpec:
+    """Return a tool bound to a standard handler."""
+    return ToolSpec(name, provider, handler, risk, permission, dict(options))
+
+
+ECHO: Final = tool("echo", HandlerKind.ECHO)
+RECORDER: Final = tool("recorder", HandlerKind.RECORDER)
+SHA256: Final = tool("sha256", HandlerKind.SHA256)
+THROWER: Final = tool("thrower", HandlerKind.THROWER)
+
+#: The tools most checks need, registered together so one configuration serves many calls.
+STANDARD_TOOLS: Final = (ECHO, RECORDER, SHA256, THROWER)
+
+
+def config(
+    secrets: Sequence[SecretSpec] = (),
+    *,
+    tools: Sequence[ToolSpec] = STANDARD_TOOLS,
+    policy: Mapping[str, Any] | None = None,
+    **overrides: Any,
+) -> HostConfig:
+    """Return a host configuration; keyword arguments override :class:`HostConfig` fields."""
+    base = HostConfig(secrets=tuple(secrets), tools=tuple(tools), policy=policy)
+    return replace(base, **overrides) if overrides else base
+
+
+def scrubbing_of(host_config: HostConfig) -> bool:
+    """Return whether result scrubbing is on under ``host_config``."""
+    if host_config.policy is None:
+        return True
+    return host_config.policy.get("resultScrubbingEnabled", True) is not False
+
+
+# --- operator scripts ---------------------------------------------------------------------------
+
+
+def answering(answer: Answer) -> OperatorScript:
+    """Return an operator script that gives ``answer`` to every prompt."""
+
+    def script(_request: Mapping[str, Any], _control: Control) -> Answer:
+        return answer
+
+    return script
+
+
+def acting(action: Callable[[Control], None], answer: Answer = Answer.APPROVE) -> OperatorScript:
+    """Return an operator script that acts on the host while the prompt is open, then answers."""
+
+    def script(_request: Mapping[str, Any], control: Control) -> Answer:
+        action(control)
+        return answer
+
+    return script
+
+
+class HeldOperator:
+    """An operator that keeps every prompt open until :meth:`release`, then approves.
+
+    Attributes:
+        seen: How many prompts it has been shown.
+    """
+
+    def __init__(self, answer: Answer = Answer.APPROVE) -> None:
+        self._answer = answer
+        self._released = threading.Event()
+        self._lock = threading.Lock()
+        self.seen = 0
+
+    def __call__(self, _request: Mapping[str, Any], _control: Control) -> Answer:
+        with self._lock:
+            self.seen += 1
+        self._released.wait(WAIT_SECONDS)
+        return self._answer
+
+    def release(self) -> None:
+        """Let every held prompt be answered."""
+        self._released.set()
+
+    def wait_seen(self, count: int, timeout: float = WAIT_SECONDS) -> bool:
+        """Wait until ``count`` prompts are open; return whether they are."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                if self.seen >= count:
+                    return True
+            time.sleep(0.005)
+        return False
+
+
+# --- reading surfaces -------------------------------------------------------------------------
+
+
+def ledger_records(observation: Observation) -> list[dict[str, Any]]:
+    """Return the ledger's records, one per whole line that decodes to an object.
+
+    Lines that do not decode are returned as ``{"_undecodable": line number}``, so a check that
+    counts records sees them.
+    """
+    records: list[dict[str, Any]] = []
+    text = observation.ledger_bytes.decode("utf-8", "replace")
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            decoded = json.loads(line)
+        except ValueError:
+            decoded = None
+        records.append(decoded if isinstance(decoded, dict) else {"_undecodable": number})
+    return records
+
+
+def receipts_for(observation: Observation, tool_name: str) -> list[Any]:
+    """Return the receipts of ``tool_name``'s handler, in call order."""
+    return [receipt for receipt in observation.receipts if receipt.tool == tool_name]
+
+
+# --- the recording host -----------------------------------------------------------------------
+
+
+class _RecordingPending:
+    def __init__(self, inner: PendingCall, owner: RecordingHost, tool_name: str) -> None:
+        self._inner = inner
+        self._owner = owner
+        self._tool = tool_name
+
+    def result(self, timeout: float = WAIT_SECONDS) -> CallResult:
+        outcome = self._inner.result(timeout)
+        self._owner._note(self._tool, outcome)
+        return outcome
+
+
+@dataclass(slots=True)
+class _Segment:
+    """The calls made under one configuration."""
+
+    config: HostConfig
+    calls: list[CallRecord]
+
+
+class RecordingHost:
+    """A :class:`HostUnderTest` that remembers every call, for the leak detector.
+
+    Every check's ``host`` fixture is one. Before each reset and once the check ends, the
+    plugin sweeps every surface for every value of the configuration's vault.
+
+    Args:
+        inner: The host under test.
+    """
+
+    def __init__(self, inner: HostUnderTest) -> None:
+        self._inner = inner
+        self._info: HostInfo | None = None
+        self._segment: _Segment | None = None
+        self._lock = threading.Lock()
+        self.sweeps: list[Sweep] = []
+
+    # --- HostUnderTest --------------------------------------------------------------------
+
+    def info(self) -> HostInfo:
+        """Return the host's description, asked once."""
+        if self._info is None:
+            self._info = self._inner.info()
+        return self._info
+
+    def reset(self, config: HostConfig) -> None:
+        """Sweep what the last configuration left, then start afresh with ``config``."""
+        self.sweep()
+        self._inner.reset(config)
+        self._segment = _Segment(config, [])
+
+    def invoke(self, tool: str, args: str, operator: OperatorScript | None = None) -> CallResult:
+        """Run one call and keep its result for the sweep."""
+        outcome = self._inner.invoke(tool, args, operator)
+        self._note(tool, outcome)
+        return outcome
+
+    def start(self, tool: str, args: str, operator: OperatorScript | None = None) -> PendingCall:
+        """Start one call; its result is kept once a check waits for it."""
+        return _RecordingPending(self._inner.start(tool, args, operator), self, tool)
+
+    def observe(self) -> Observation:
+        """Return every surface."""
+        return self._inner.observe()
+
+    def close(self) -> None:
+        """Do nothing: the session owns the host under test."""
+
+    # --- for checks -----------------------------------------------------------------------
+
+    @property
+    def config(self) -> HostConfig:
+        """The configuration of the last reset."""
+        if self._segment is None:
+            raise RuntimeError("the check has not reset the host")
+        return self._segment.config
+
+    def has(self, capability: str) -> bool:
+        """Return whether the host announces ``capability``."""
+        return capability in self.info().capabilities
+
+    def need(self, *capabilities: str) -> None:
+        """Skip the check, with the reason, unless the host has every capability named."""
+        missing = [name for name in capabilities if not self.has(name)]
+        if missing:
+            pytest.skip(f"the host lacks capability {', '.join(missing)}")
+
+    def _note(self, tool: str, outcome: CallResult) -> None:
+        with self._lock:
+            if self._segment is not None:
+                self._segment.calls.append(
+                    CallRecord(tool, outcome.text, outcome.is_error, outcome.disposition)
+                )
+
+    def sweep(self) -> Sweep | None:
+        """Sweep every surface for the current configuration's values; keep and return it."""
+        segment = self._segment
+        if segment is None:
+            return None
+        self._segment = None
+        detector = Detector(guarded_values(segment.config.secrets))
+        if not detector:
+            return None
+        result = detector.sweep(
+            segment.calls, self._inner.observe(), scrubbing=scrubbing_of(segment.config)
+        )
+        self.sweeps.append(result)
+        return result
+
+    def detector(self) -> Detector:
+        """Return a detector for the current configuration's values."""
+        return Detector(guarded_values(self.config.secrets))
+
+
+# --- the grammar vectors' vault ---------------------------------------------------------------
+
+
+def vector_vault(mint: Mint, vector_secrets: Sequence[Any]) -> tuple[SecretSpec, ...]:
+    """Return the grammar vectors' vault entries, each field a fresh canary.
+
+    Args:
+        mint: Where the canaries come from.
+        vector_secrets: :data:`conformance.vectors.VECTOR_SECRETS`.
+    """
+    return tuple(
+        make_secret(
+            mint,
+            secret_id=secret.id,
+            website=secret.website,
+            notes=secret.has_notes,
+            tags=secret.tags,
+        )
+        for secret in vector_secrets
+    )
+
+
+_ORACLE_RE: Final = re.compile(r"\{\{secret:([^{}]*)\}\}", re.IGNORECASE | re.ASCII)
+
+
+def substitute_oracle(node: Any, secrets_by_id: Mapping[str, SecretSpec]) -> Any:
+    """Return the parsed argument tree with every valid reference replaced by its value.
+
+    The suite's own model of a correct substitution (decisions R1, R4), for argument trees in
+    which every candidate is a valid reference.
+
+    Args:
+        node: A parsed JSON tree.
+        secrets_by_id: The vault, by lower-case id.
+    """
+
+    def replace_one(match: re.Match[str]) -> str:
+        secret_id, _, field_name = match.group(1).partition(".")
+        return value_of(secrets_by_id[secret_id.lower()], field_name or "password")
+
+    if isinstance(node, str):
+        return _ORACLE_RE.sub(replace_one, node)
+    if isinstance(node, dict):
+        return {key: substitute_oracle(child, secrets_by_id) for key, child in node.items()}
+    if isinstance(node, list):
+        return [substitute_oracle(child, secrets_by_id) for child in node]
+    return node
