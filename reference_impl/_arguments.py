@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from reference_impl._grammar import ParsedArguments
+from reference_impl._grammar import ParsedArguments, encode_string
 from reference_impl._types import Reference, SecretValue
 
 
@@ -91,7 +91,7 @@ def substitute(
             cursor = occurrence.end
         parts.append(text[cursor:])
         pieces.append(raw[last : site.start])
-        pieces.append(json.dumps("".join(parts), ensure_ascii=False))
+        pieces.append(encode_string("".join(parts)))
         last = site.end
     pieces.append(raw[last:])
     return ToolArguments("".join(pieces))

@@ -168,6 +168,24 @@ def _first_candidate_span(text: str) -> tuple[int, int]:
     return start, span.end() - start
 
 
+# A surrogate code point left alone in a decoded string (a lone "\ud800" escape): valid JSON
+# text, but no UTF-8 encoder accepts it raw, so it is written back as its escape.
+_LONE_SURROGATE_RE: Final = re.compile("[\ud800-\udfff]")
+
+
+def encode_string(text: str) -> str:
+    """Return ``text`` as a JSON string token: non-ASCII kept, lone surrogates escaped.
+
+    Args:
+        text: A decoded string, possibly holding lone surrogates.
+
+    Returns:
+        The quoted JSON string, which any UTF-8 encoder accepts.
+    """
+    token = json.dumps(text, ensure_ascii=False)
+    return _LONE_SURROGATE_RE.sub(lambda match: f"\\u{ord(match.group()):04x}", token)
+
+
 def escape_pointer_token(token: str) -> str:
     """Escape one JSON Pointer reference token (RFC 6901, section 3)."""
     return token.replace("~", "~0").replace("/", "~1")

@@ -8,11 +8,16 @@ the arguments the agent wrote and must never see a substituted value.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Final
 
-from reference_impl._grammar import _CANDIDATE_RE, _JSONSyntaxError, _Walker, judge_body
+from reference_impl._grammar import (
+    _CANDIDATE_RE,
+    _JSONSyntaxError,
+    _Walker,
+    encode_string,
+    judge_body,
+)
 from reference_impl._limits import SANITIZED_ARGS_CHARS
 from reference_impl._scan import MARKER_RE, has_marker, unescape_u
 from reference_impl._types import Reference
@@ -77,7 +82,7 @@ def _redact_json(raw: str) -> str:
         redacted = redact_text(text)
         if redacted != text:
             pieces.append(raw[last:start])
-            pieces.append(json.dumps(redacted, ensure_ascii=False))
+            pieces.append(encode_string(redacted))
             last = end
     pieces.append(raw[last:])
     return "".join(pieces)
