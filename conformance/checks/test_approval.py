@@ -183,7 +183,7 @@ def test_username_only_in_its_descriptor(host: RecordingHost, mint: Mint) -> Non
 _BROAD = [Answer.ALWAYS_ALLOW, Answer.TRUST_PROVIDER, Answer.TRUST_SESSION]
 
 
-@pytest.mark.req("APPR-006", "APPR-001")
+@pytest.mark.req("APPR-006", "APPR-001", "APPR-007")
 @pytest.mark.parametrize("answer", _BROAD, ids=[answer.value for answer in _BROAD])
 def test_broad_answer_runs_once(host: RecordingHost, mint: Mint, answer: Answer) -> None:
     """A broad answer runs the secret call once as APPROVED_ONCE and grants nothing durable."""

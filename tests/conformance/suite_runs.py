@@ -1,0 +1,63 @@
+"""Run the conformance suite in this process, for tests of the harness.
+
+This module owns one helper: a nested pytest session over ``conformance.checks`` (or a given
+path) with the plugin's report options, returning the exit status and the JSON report. It
+never prints a value; tests grep its outputs for canaries.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.canary import Canary, issued_canaries
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteRun:
+    """One nested run: its pytest status, its report files and the canaries it minted."""
+
+    status: int
+    json_path: Path
+    md_path: Path
+    junit_path: Path
+    canaries: tuple[Canary, ...]
+
+    def report(self) -> dict[str, Any]:
+        """Return the JSON report."""
+        loaded: dict[str, Any] = json.loads(self.json_path.read_text(encoding="utf-8"))
+        return loaded
+
+
+def run_suite(tmp_path: Path, *arguments: str, target: Sequence[str] = ()) -> SuiteRun:
+    """Run the suite (or ``target``) in a nested pytest session with every report written."""
+    before = len(issued_canaries())
+    json_path, md_path, junit_path = (
+        tmp_path / "report.json",
+        tmp_path / "report.md",
+        tmp_path / "junit.xml",
+    )
+    where = list(target) or ["--pyargs", "conformance.checks"]
+    status = pytest.main(
+        [
+            *where,
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-W",
+            "ignore::pytest.PytestAssertRewriteWarning",
+            "--report-json",
+            str(json_path),
+            "--report-md",
+            str(md_path),
+            "--junitxml",
+            str(junit_path),
+            *arguments,
+        ]
+    )
+    return SuiteRun(int(status), json_path, md_path, junit_path, issued_canaries()[before:])

@@ -1,0 +1,214 @@
+"""The canary leak detector: its form oracles, its canaries, and its sweep of every surface.
+
+The detector is the suite's own model of leaking, so these tests pin it against hand-computed
+forms and the scrub vectors, and show that a value planted in each form on each surface is
+found and named by surface and form, never by its text.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+
+import pytest
+
+from conformance import vectors
+from conformance.canary import (
+    CallRecord,
+    Detector,
+    Guarded,
+    Kind,
+    Mint,
+    Surface,
+    hardening_forms,
+    issued_canaries,
+    json_escape,
+    required_forms,
+    url_form,
+)
+from conformance.host import LogRecord, Observation
+
+
+def observation(**surfaces: object) -> Observation:
+    """Return an observation with empty surfaces except those given."""
+    fields: dict[str, object] = {
+        "ledger_bytes": b"",
+        "log_records": (),
+        "approval_requests": (),
+        "receipts": (),
+        "vault_reads": (),
+        "printed": "",
+    }
+    fields.update(surfaces)
+    return Observation(**fields)  # type: ignore[arg-type]
+
+
+@pytest.mark.req("SCRUB-004")
+def test_json_escape_by_hand() -> None:
+    """Form b escapes quote, backslash and controls, and keeps slash and non-ASCII."""
+    assert json_escape('a"b\\c/d\n\t\x01é') == 'a\\"b\\\\c/d\\n\\t\\u0001é'
+
+
+@pytest.mark.req("SCRUB-005", "SCRUB-006")
+def test_url_forms_by_hand() -> None:
+    """Forms c and d encode UTF-8 bytes, keep the unreserved set, and differ only on spaces."""
+    forms = required_forms("a b*-._~é+")
+    assert forms["c"] == "a+b*-._%7E%C3%A9%2B"
+    assert forms["d"] == "a%20b*-._%7E%C3%A9%2B"
+    assert url_form("é", lower_hex=True) == "%c3%a9"
+
+
+@pytest.mark.req("SCRUB-003", "SCRUB-004", "SCRUB-005", "SCRUB-006")
+def test_forms_agree_with_scrub_vectors() -> None:
+    """The suite's oracle computes exactly the forms every scrub vector lists."""
+    for vector in vectors.load_scrub():
+        mine = required_forms(vector.value)
+        for name, form in vector.forms.items():
+            assert form in mine.values(), f"{vector.id} form {name}"
+
+
+@pytest.mark.req("SCRUB-003")
+def test_forms_deduplicated() -> None:
+    """A plain value has one form: the others coincide with it."""
+    assert list(required_forms("abcdefgh12345")) == ["a"]
+
+
+@pytest.mark.req("SCRUB-015")
+@pytest.mark.parametrize("offset", [0, 1, 2])
+def test_base64_found_at_every_offset(offset: int) -> None:
+    """The base64 hardening forms are found whatever bytes precede the value."""
+    value = "Qx7pLm2vRt-canary-base64"
+    stream = base64.b64encode(b"p" * offset + value.encode() + b"tail").decode()
+    found = [name for name, form in hardening_forms(value).items() if form in stream]
+    assert f"base64@{offset}" in found
+
+
+@pytest.mark.req("SCRUB-015")
+def test_hardening_forms_differ_from_required() -> None:
+    """Hardening forms never repeat a required form."""
+    value = 'k"ey/é with space%'
+    assert not set(hardening_forms(value).values()) & set(required_forms(value).values())
+    assert {"hex", "pct-lower", "json-u-escape", "json-slash", "double-pct"} <= set(
+        hardening_forms(value)
+    )
+
+
+@pytest.mark.req("INV1")
+def test_canaries_unique_and_unlike_placeholders() -> None:
+    """Canaries are unique, long, never look like a marker or placeholder, and never print."""
+    mint = Mint()
+    made = [mint.canary(kind) for kind in Kind for _ in range(50)]
+    values = [canary.value for canary in made]
+    assert len(set(values)) == len(values)
+    for canary in made:
+        assert len(canary.value) >= 22
+        assert not set("{}[]:") & set(canary.value)
+        assert "secret" not in canary.value.lower()
+        assert canary.value not in repr(canary)
+        assert canary.value not in f"{canary}"
+    assert set(made) <= set(issued_canaries())
+
+
+Plant = Callable[[str], tuple[list[CallRecord], Observation]]
+
+#: How to put a text on each surface.
+PLANTERS: dict[str, Plant] = {
+    "result": lambda text: (
+        [CallRecord("echo", f"x {text} y", False, "APPROVED_ONCE")],
+        observation(),
+    ),
+    "failure text": lambda text: (
+        [CallRecord("t", f"failed: {text}", True, "APPROVED_ONCE")],
+        observation(),
+    ),
+    "ledger": lambda text: (
+        [],
+        observation(
+            ledger_bytes=(json.dumps({"sanitizedArgs": text}, ensure_ascii=False) + "\n").encode()
+        ),
+    ),
+    "approval request": lambda text: ([], observation(approval_requests=({"arguments": text},))),
+    "host log": lambda text: ([], observation(log_records=(LogRecord("DEBUG", text),))),
+    "printed output": lambda text: ([], observation(printed=f"stderr {text}")),
+}
+
+
+@pytest.mark.req("INV1", "LOG-001", "APPR-005", "LEDG-004", "SCRUB-010")
+@pytest.mark.parametrize("surface", list(PLANTERS))
+@pytest.mark.parametrize("form", ["a", "b", "c", "d"])
+def test_each_form_found_on_each_surface(surface: str, form: str) -> None:
+    """A value planted in any required form on any surface is found and named."""
+    value = Mint().canary(Kind.SPECIAL).value + " x"
+    text = required_forms(value)[form]
+    calls, seen = PLANTERS[surface](text)
+    leaks = Detector([Guarded("c1.password", value)]).sweep(calls, seen).leaks
+    assert leaks, f"form {form} on {surface} not found"
+    assert any(leak.surface.value == surface and leak.form == form for leak in leaks)
+    for leak in leaks:
+        assert leak.surface.value == surface
+        assert value not in leak.describe()
+        assert text not in leak.describe()
+        assert "c1.password" in leak.describe()
+
+
+@pytest.mark.req("SCRUB-003", "SCRUB-006")
+def test_result_leak_names_form_requirement() -> None:
+    """A result leak in form d names SCRUB-006 besides INV1."""
+    value = "Qx7pLm2v Rt canary"
+    calls = [CallRecord("echo", required_forms(value)["d"], False, "APPROVED_ONCE")]
+    (leak,) = Detector([Guarded("c1.password", value)]).sweep(calls, observation()).leaks
+    assert leak.form == "d"
+    assert leak.requirements == ("INV1", "SCRUB-006")
+
+
+@pytest.mark.req("APPR-005")
+def test_username_allowed_in_its_descriptor_only() -> None:
+    """A username may appear in a descriptor, and nowhere else in the request."""
+    name = "operator-canary-Qx7pLm"
+    detector = Detector([Guarded("c1.username", name, is_username=True)])
+    shown = observation(approval_requests=({"descriptors": [f"site ({name}) - username"]},))
+    assert detector.sweep([], shown).leaks == []
+    elsewhere = observation(approval_requests=({"arguments": name},))
+    (leak,) = detector.sweep([], elsewhere).leaks
+    assert leak.surface is Surface.REQUEST
+
+
+@pytest.mark.req("SCRUB-012", "SCRUB-013", "SCRUB-014")
+def test_scrubbing_off_allows_result_and_snippet_only() -> None:
+    """Scrubbing off, the result and the error snippet may hold a value; the log may not."""
+    value = "Qx7pLm2vRt-off-canary"
+    detector = Detector([Guarded("c1.password", value)])
+    line = json.dumps({"errorSnippet": value, "sanitizedArgs": "{}"}) + "\n"
+    seen = observation(ledger_bytes=line.encode(), log_records=(LogRecord("INFO", value),))
+    calls = [CallRecord("echo", value, False, "APPROVED_ONCE")]
+    found = detector.sweep(calls, seen, scrubbing=False)
+    assert [leak.surface for leak in found.leaks] == [Surface.LOG]
+    assert "SCRUB-014" in found.leaks[0].requirements
+    assert found.snippet_values == 1
+    strict = detector.sweep(calls, seen, scrubbing=True)
+    assert {leak.surface for leak in strict.leaks} == {Surface.RESULT, Surface.LEDGER, Surface.LOG}
+
+
+@pytest.mark.req("SCRUB-015")
+def test_hardening_forms_reported_not_failed() -> None:
+    """A hardening form in a result is a hardening finding, never a leak."""
+    value = "Qx7pLm2vRt-hard-canary"
+    text = "\n".join(hardening_forms(value).values())
+    found = Detector([Guarded("c1.password", value)]).sweep(
+        [CallRecord("static", text, False, "APPROVED_ONCE")], observation()
+    )
+    assert found.leaks == []
+    assert {finding.form for finding in found.hardening} >= {"hex", "base64@0"}
+
+
+@pytest.mark.req("INV1")
+def test_redact_removes_every_form() -> None:
+    """Redaction replaces every required and hardening form with the label."""
+    value = 'Qx7pLm2v "Rt"/é canary'
+    detector = Detector([Guarded("c9.notes", value)])
+    text = " | ".join([*required_forms(value).values(), *hardening_forms(value).values()])
+    redacted = detector.redact(text)
+    assert not detector.find(redacted)
+    assert not detector.find_hardening(redacted)
+    assert "<c9.notes>" in redacted

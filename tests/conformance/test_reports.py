@@ -1,0 +1,86 @@
+"""The reports: the JSON report validates against its schema, the JUnit XML carries vector and
+requirement IDs, and no report, nor the terminal output, holds a canary in any form.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conformance.canary import Detector, Guarded
+from conformance.report import report_schema
+from tests.conformance.suite_runs import SuiteRun, run_suite
+
+
+def assert_no_canary(run: SuiteRun, *texts: str) -> None:
+    """Fail if any report file or text holds any form of any canary of the run."""
+    assert run.canaries, "the run minted no canaries, so the check would prove nothing"
+    detector = Detector([Guarded(canary.label, canary.value) for canary in run.canaries])
+    for path in (run.json_path, run.md_path, run.junit_path):
+        content = path.read_text(encoding="utf-8")
+        assert not detector.find(content), f"{path.name} holds a canary"
+        assert not detector.find_hardening(content), f"{path.name} holds an encoded canary"
+    for text in texts:
+        assert not detector.find(text), "the terminal output holds a canary"
+
+
+@pytest.mark.req("INV1")
+def test_passing_run_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A passing run writes a schema-valid report, JUnit properties, and no canary anywhere."""
+    run = run_suite(tmp_path, "--requirements", "INV1-ECHO,SCRUB-015,GRAM-014,APPR-007,FENCE-004")
+    out = capsys.readouterr().out
+    assert run.status == 0
+    report = run.report()
+    jsonschema.Draft202012Validator(report_schema()).validate(report)
+    assert report["verdict"] == "conformant"
+    assert report["exitCode"] == 0
+    assert report["vectorsDigest"]
+    assert report["host"]["name"]
+    assert report["hardening"], "the hardening table is empty"
+    outcomes = {item["id"]: item["outcome"] for item in report["requirements"]}
+    assert outcomes["INV1-ECHO"] == "pass"
+    assert outcomes["APPR-007"] == "accepted-alternative"
+    assert outcomes["EXCL-001"] == "excluded"
+    assert "secret-reference conformance" in out
+    assert "verdict: conformant" in out
+    # The file was written by this run's own pytest, so it is trusted input.
+    root = ElementTree.parse(run.junit_path).getroot()  # noqa: S314
+    properties = {(p.get("name"), p.get("value")) for p in root.iter("property")}
+    assert ("requirement", "GRAM-014") in properties
+    assert any(name == "vector" for name, _ in properties)
+    assert "# Conformance report" in run.md_path.read_text(encoding="utf-8")
+    assert_no_canary(run, out)
+
+
+@pytest.mark.req("INV1", "SCRUB-006")
+def test_failing_run_reports_no_canary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A run that catches a leak names it by surface and form, and prints no canary."""
+    run = run_suite(
+        tmp_path,
+        "--host",
+        "mutant:pct20-not-scrubbed",
+        "--requirements",
+        "SCRUB-006",
+        "--tb=long",
+    )
+    out = capsys.readouterr().out
+    assert run.status == 1
+    report = run.report()
+    jsonschema.Draft202012Validator(report_schema()).validate(report)
+    assert report["verdict"] == "not-conformant"
+    failed = [check for check in report["checks"] if check["outcome"] == "fail"]
+    assert failed
+    assert any("SCRUB-006" in check["failedRequirements"] for check in failed)
+    assert any("form d on the result" in (check["detail"] or "") for check in failed)
+    assert_no_canary(run, out)
+
+
+@pytest.mark.req("INV1")
+def test_schema_is_a_valid_schema() -> None:
+    """The report schema is itself a valid JSON Schema."""
+    jsonschema.Draft202012Validator.check_schema(report_schema())
+    assert json.dumps(report_schema())

@@ -1,0 +1,145 @@
+"""The plugin's self-check and its outcome rules, on small check modules written for each test.
+
+A check that cites an unknown ID or the same ID twice stops the run as a harness error; a MUST
+without a check is found; a SHOULD missed is non-strict and the run passes; an EITHER choice is
+reported; a leak found by the sweep fails the check naming surface, form and requirement; a
+check skipped for a missing capability is never a pass.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conformance._hooks import self_check
+from tests.conformance.suite_runs import run_suite
+
+HEADER = """
+import pytest
+from conformance.canary import Kind
+from conformance.outcomes import accept, require, should
+from conformance.scenario import ECHO, args_json, config, make_secret, ref
+"""
+
+
+def write_check(tmp_path: Path, body: str) -> list[str]:
+    """Write a check module into ``tmp_path`` and return the pytest target for it."""
+    # Each nested session imports its module by name: one name per test keeps them apart.
+    stem = "".join(char if char.isalnum() else "_" for char in tmp_path.name)
+    module = tmp_path / f"test_probe_{stem}.py"
+    module.write_text(HEADER + textwrap.dedent(body), encoding="utf-8")
+    (tmp_path / "out").mkdir(exist_ok=True)
+    return [str(module), "--rootdir", str(tmp_path)]
+
+
+@pytest.mark.req("INV1")
+def test_self_check_finds_each_problem() -> None:
+    """Unknown IDs, a repeated citation and uncovered MUSTs are each named."""
+    problems = self_check([("a", ("GRAM-001", "GRAM-001")), ("b", ("NOPE-1",))], complete=True)
+    text = "\n".join(problems)
+    assert "cites a requirement ID more than once" in text
+    assert "unknown requirement IDs: NOPE-1" in text
+    assert "MUST requirements without a check" in text
+    assert "APPR-001" in text
+    assert not self_check([("a", ("GRAM-001",))], complete=False)
+
+
+@pytest.mark.req("INV1")
+def test_unknown_id_is_a_harness_error(tmp_path: Path) -> None:
+    """A check citing an unknown ID stops the run and the report says harness error."""
+    target = write_check(
+        tmp_path,
+        """
+        @pytest.mark.req("NOPE-001")
+        def test_cites_nothing_known(host):
+            pass
+        """,
+    )
+    run = run_suite(tmp_path / "out", target=target)
+    assert run.status == pytest.ExitCode.USAGE_ERROR
+    report = run.report()
+    assert report["verdict"] == "harness-error"
+    assert any("NOPE-001" in problem for problem in report["problems"])
+
+
+@pytest.mark.req("MSG-013", "GRAM-007")
+def test_should_is_non_strict_and_either_is_reported(tmp_path: Path) -> None:
+    """A missed SHOULD passes the run as non-strict; an EITHER choice is reported."""
+    target = write_check(
+        tmp_path,
+        """
+        @pytest.mark.req("MSG-013")
+        def test_should_missed(host):
+            should(False, "MSG-013", "the location is missing")
+
+        @pytest.mark.req("MSG-013")
+        def test_should_raised(host):
+            require(False, "MSG-013", "the location is missing")
+
+        @pytest.mark.req("GRAM-007")
+        def test_either(host):
+            accept("GRAM-007", "literal")
+        """,
+    )
+    run = run_suite(tmp_path / "out", target=target)
+    assert run.status == 0
+    report = run.report()
+    assert report["verdict"] == "conformant"
+    outcomes = {check["id"].split("::")[-1]: check["outcome"] for check in report["checks"]}
+    assert outcomes == {
+        "test_should_missed": "non-strict",
+        "test_should_raised": "non-strict",
+        "test_either": "accepted-alternative",
+    }
+    by_id = {item["id"]: item for item in report["requirements"]}
+    assert by_id["MSG-013"]["outcome"] == "non-strict"
+    assert by_id["GRAM-007"]["alternatives"] == ["literal"]
+
+
+@pytest.mark.req("INV1", "LOG-001")
+def test_leak_fails_naming_surface_and_form(tmp_path: Path) -> None:
+    """A check whose host leaks fails, naming surface and form, and the run is not conformant."""
+    target = write_check(
+        tmp_path,
+        """
+        @pytest.mark.req("INV1-ECHO")
+        def test_echo_with_scrubbing_by_static_text(host, mint):
+            secret = make_secret(mint)
+            from conformance.scenario import tool
+            from conformance.host import HandlerKind
+            # A static result holding the value of a secret the call does not reference: the
+            # host has no reason to scrub it, so the sweep must find it.
+            static = tool("static", HandlerKind.STATIC, text="leak " + secret.password)
+            host.reset(config([secret], tools=(static,)))
+            host.invoke("static", "{}")
+        """,
+    )
+    run = run_suite(tmp_path / "out", target=target)
+    assert run.status == 1
+    (check,) = run.report()["checks"]
+    assert check["outcome"] == "fail"
+    assert "INV1" in check["failedRequirements"]
+    assert "INV1-ECHO" in check["failedRequirements"]
+    assert "form a on the result" in check["detail"]
+
+
+@pytest.mark.req("INV1")
+def test_missing_capability_skips(tmp_path: Path) -> None:
+    """A check skipped for a missing capability is skipped with its reason, never passed."""
+    target = write_check(
+        tmp_path,
+        """
+        @pytest.mark.req("APPR-009")
+        def test_needs_teleport(host):
+            host.need("teleport")
+        """,
+    )
+    run = run_suite(tmp_path / "out", target=target)
+    report = run.report()
+    (check,) = report["checks"]
+    assert check["outcome"] == "skipped"
+    assert "teleport" in check["detail"]
+    assert report["verdict"] == "harness-error"
+    assert "no conformance check executed" in report["problems"]
