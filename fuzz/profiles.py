@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from typing import Final
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import InvalidArgument
 
@@ -88,10 +88,11 @@ def scaled(share: float = FUZZ_SHARE) -> settings:
     )
 
 
-def ci(share: float = FUZZ_SHARE) -> settings:
+def ci(share: float = FUZZ_SHARE, shrink: bool = True) -> settings:
     """Return the ``ci`` profile's settings, scaled, whatever profile is loaded.
 
-    Tests that must be deterministic anywhere (the planted-bug tests) run under this.
+    Tests that must be deterministic anywhere (the planted-bug tests) run under this; they only
+    need to know that a failure exists, so they may skip shrinking it.
     """
     register()
     base = settings.get_profile("ci")
@@ -101,4 +102,5 @@ def ci(share: float = FUZZ_SHARE) -> settings:
         derandomize=True,
         database=None,
         suppress_health_check=QUIET,
+        phases=list(Phase) if shrink else [Phase.explicit, Phase.generate],
     )

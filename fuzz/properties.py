@@ -32,6 +32,7 @@ from fuzz.strategies import (
     scrub_cases,
     value_text,
 )
+import reference_impl as host
 from reference_impl import (
     MALFORMED_PREFIX,
     NOT_OBJECT_MESSAGE,
@@ -43,14 +44,7 @@ from reference_impl import (
     ParsedArguments,
     Reference,
     Refusal,
-    Scrubber,
     SecretValue,
-    forms,
-    has_marker,
-    parse_arguments,
-    sanitize_arguments,
-    scan_string,
-    substitute,
 )
 
 #: The only outcomes a parse may have besides success (decisions R2.2, R1.8).
@@ -92,12 +86,12 @@ def check_documented(outcome: ParsedArguments | Refusal) -> None:
 def check_parse(case: ArgCase) -> None:
     """Every planted reference is found with its identity; every malformed one is refused with
     its reason, located, and with none of its text; text with no marker is never refused."""
-    marker = has_marker(case.raw)
+    marker = host.has_marker(case.raw)
     assert carries_marker(case.raw) == case.marker, "strategy self-check: planted markers"
     assert marker or not case.marker, "the scan missed a planted marker (a false 'no')"
     if not marker:
         return  # the registry passes such arguments through unparsed
-    outcome = parse_arguments(case.raw)
+    outcome = host.parse_arguments(case.raw)
     check_documented(outcome)
     if case.shape != "object":
         if case.marker:
@@ -126,10 +120,10 @@ def check_text(text: str) -> None:
     """On arbitrary text: the scan never says a false 'no', a parse ends only in documented
     outcomes, and text with no marker is never refused."""
     marker = carries_marker(text)
-    flagged = has_marker(text)
+    flagged = host.has_marker(text)
     assert flagged or not marker, "the scan missed a marker (a false 'no')"
     if flagged:
-        outcome = parse_arguments(text)
+        outcome = host.parse_arguments(text)
         check_documented(outcome)
         if not marker:
             assert not isinstance(outcome, Refusal), "text with no marker was refused"
@@ -138,7 +132,7 @@ def check_text(text: str) -> None:
 
 def check_scan(text: str) -> None:
     """One decoded string: the host's scan agrees with the hand-written scan (R1.1 to R1.4)."""
-    found, bad = scan_string(text)
+    found, bad = host.scan_string(text)
     want_found, want_bad = own_scan(text)
     got = [(o.reference.name, o.start, o.end) for o in found]
     want = [(ref.name, start, end) for ref, start, end in want_found]
@@ -187,7 +181,7 @@ def check_substitute(subst: SubstCase) -> None:
     """All or nothing; no reference text survives; raw and per-key views agree; with no
     reference, the arguments are kept byte for byte."""
     case = subst.case
-    outcome = parse_arguments(case.raw)
+    outcome = host.parse_arguments(case.raw)
     assert isinstance(outcome, ParsedArguments), "arguments without malformed candidates refused"
     pairs = [
         (reference, SecretValue(value))
@@ -195,12 +189,12 @@ def check_substitute(subst: SubstCase) -> None:
     ]
     if pairs:
         try:
-            substitute(outcome, pairs[1:])
+            host.substitute(outcome, pairs[1:])
         except KeyError:
             pass
         else:
             raise AssertionError("substitution with a value missing did not fail as a whole")
-    arguments = substitute(outcome, pairs)
+    arguments = host.substitute(outcome, pairs)
     if not case.references:
         assert arguments.raw == case.raw, "arguments without references were rewritten"
         return
@@ -221,8 +215,8 @@ def check_scrub(case: ScrubCase) -> None:
     """No form of a value of 8 or more code points survives, and the scrubber matches the
     leftmost-longest oracle exactly."""
     for reference, value in case.resolved:
-        assert forms(value) == own_forms(value), f"forms of {reference.name} differ from R5.2"
-    scrubber = Scrubber((reference, SecretValue(value)) for reference, value in case.resolved)
+        assert host.forms(value) == own_forms(value), f"forms of {reference.name} differ from R5.2"
+    scrubber = host.Scrubber((reference, SecretValue(value)) for reference, value in case.resolved)
     scrubbed = scrubber.scrub(case.text)
     left = surviving_forms(case.resolved, scrubbed)
     assert not left, f"forms survived scrubbing: {left}"
@@ -238,7 +232,7 @@ def check_scrub(case: ScrubCase) -> None:
 
 def check_sanitize(case: ArgCase) -> None:
     """No malformed candidate's body survives sanitizing, and valid references stay legible."""
-    sanitized = sanitize_arguments(case.raw, limit=1 << 30)
+    sanitized = host.sanitize_arguments(case.raw, limit=1 << 30)
     readings = [sanitized, own_unescape(sanitized)]
     decoded = rig_module.decoded(sanitized)
     if decoded is not None:

@@ -1,0 +1,74 @@
+"""Bugs planted in the reference host, as pytest monkeypatches, for the planted-bug tests.
+
+Each function breaks one rule of the design the way a real host might, only for the test that
+applies it; nothing here is imported by the reference host or by a shipped code path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+
+import reference_impl
+from reference_impl import _grammar, _registry, _scrub
+from reference_impl._grammar import Malformed, Occurrence
+
+
+def scrub_without_plus_form(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scrubber forgets form c (``+`` for a space) and keeps only the ``%20`` form."""
+    original = _scrub.forms
+
+    def forms(value: str) -> tuple[str, ...]:
+        plus = _scrub.form_encode(value)
+        return tuple(form for form in original(value) if form != plus or " " not in value)
+
+    monkeypatch.setattr(_scrub, "forms", forms)
+
+
+def missed_key_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parser never looks at object keys, so a marker in a key passes as literal text."""
+    original = _grammar._Walker.strings
+
+    def strings(self: _grammar._Walker) -> Iterator[tuple[bool, int, int, str]]:
+        for item in original(self):
+            if not item[0]:
+                yield item
+
+    monkeypatch.setattr(_grammar._Walker, "strings", strings)
+
+
+def missed_unterminated_marker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scanner skips a marker that does not begin a candidate instead of refusing it."""
+    candidate = re.compile(r"\{\{secret:([^{}]*+)\}\}", re.IGNORECASE | re.ASCII)
+
+    def scan_string(text: str) -> tuple[list[Occurrence], Malformed | None]:
+        found: list[Occurrence] = []
+        pos = 0
+        while (marker := _grammar.MARKER_RE.search(text, pos)) is not None:
+            match = candidate.match(text, marker.start())
+            if match is None:
+                pos = marker.end()
+                continue
+            judged = _grammar.judge_body(match.group(1))
+            if isinstance(judged, str):
+                return found, Malformed(marker.start(), match.end() - marker.start(), judged)
+            found.append(Occurrence(judged, marker.start(), match.end()))
+            pos = match.end()
+        return found, None
+
+    monkeypatch.setattr(_grammar, "scan_string", scan_string)
+    monkeypatch.setattr(reference_impl, "scan_string", scan_string)
+
+
+def fence_ignores_revocation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The revocation stamps never move, so a revocation while the prompt is open is missed."""
+    monkeypatch.setattr(_registry.Rules, "stamp", lambda self, tool, provider: (0, 0))
+
+
+def case_sensitive_marker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The marker word is matched in lower case only: ``{{SECRET:...}}`` passes as text."""
+    sensitive = re.compile(r"\{\{secret:")
+    monkeypatch.setattr(_grammar, "MARKER_RE", sensitive)
+    monkeypatch.setattr(_registry, "has_marker", lambda raw: "{{secret:" in raw)

@@ -1,0 +1,23 @@
+"""The registry state machine: random interleavings of calls, rule changes, permission changes
+and operator answers, with the ledger, handler and non-disclosure invariants after each step."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import settings
+from hypothesis.stateful import run_state_machine_as_test
+
+from fuzz import profiles
+from fuzz.stateful import RegistryMachine
+
+
+@pytest.mark.req(
+    "LEDG-005", "INV1", "INV2", "INV4", "APPR-001", "APPR-006", "APPR-008", "APPR-010",
+    "FENCE-001", "FENCE-002", "FENCE-003", "LOG-001", "APPR-005", "SUBST-004",
+)  # fmt: skip
+def test_registry_state_machine_keeps_its_invariants() -> None:
+    """After every step: one ledger record per call, no handler for a refused or revoked call,
+    and no value on any surface."""
+    run_state_machine_as_test(
+        RegistryMachine, settings=settings(profiles.scaled(0.1), stateful_step_count=25)
+    )
