@@ -154,3 +154,24 @@ def test_lone_surrogates_have_forms() -> None:
     assert found[0] == value
     assert "%ED%A0%80" in found[2]
     assert scrubber((REF_A, value)).scrub("<" + value + ">") == "<" + placeholder(REF_A) + ">"
+
+
+@pytest.mark.req("SCRUB-015")
+def test_transformed_values_are_beyond_the_scrubber() -> None:
+    """Base64, hex, lower-case %hh, \\u escapes and double encoding pass: the design's boundary,
+    which the conformance report lists as hardening, never as failure."""
+    import base64
+    from urllib.parse import quote
+
+    value = "p\u00e4ss w\u00f6rd/1"
+    transformed = {
+        "base64": base64.b64encode(value.encode()).decode(),
+        "hex": value.encode().hex(),
+        "lower-hex": form_encode(value).lower(),
+        "u-escape": json_escape(value).replace("\u00e4", "\\u00e4"),
+        "double": quote(quote(value)),
+    }
+    s = scrubber((REF_A, value))
+    kept = {name for name, text in transformed.items() if s.scrub(text) == text}
+    assert kept == set(transformed)
+    assert s.scrub(value) == placeholder(REF_A)
