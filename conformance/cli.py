@@ -85,6 +85,40 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def base_arguments() -> list[str]:
+    """Return the pytest arguments every run of the suite starts with.
+
+    The suite brings its own settings rather than those of the directory it is run from: no
+    ini file and no conftest is read (the plugin provides every fixture), the root is the
+    directory that holds the ``conformance`` package so check ids are the same everywhere, and
+    markers and warnings are strict, as in the project's own configuration.
+    """
+    import os
+
+    import conformance
+
+    return [
+        "--pyargs",
+        "conformance.checks",
+        "-c",
+        os.devnull,
+        "--rootdir",
+        str(Path(conformance.__file__).resolve().parent.parent),
+        "--noconftest",
+        "--strict-markers",
+        "-q",
+        "-rs",
+        "-p",
+        "no:cacheprovider",
+        "-W",
+        "error",
+        # This process imported the plugin's package before pytest could mark it for rewriting;
+        # the checks state verdicts with require(), so plain asserts lose nothing.
+        "-W",
+        "ignore::pytest.PytestAssertRewriteWarning",
+    ]
+
+
 def run(
     host: str | None,
     report_json: Path,
@@ -106,19 +140,7 @@ def run(
     """
     import pytest
 
-    arguments = [
-        "--pyargs",
-        "conformance.checks",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        # This process imported the plugin's package before pytest could mark it for rewriting;
-        # the checks state verdicts with require(), so plain asserts lose nothing.
-        "-W",
-        "ignore::pytest.PytestAssertRewriteWarning",
-        "--report-json",
-        str(report_json),
-    ]
+    arguments = [*base_arguments(), "--report-json", str(report_json)]
     if report_md is not None:
         arguments += ["--report-md", str(report_md)]
     if host:

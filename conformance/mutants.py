@@ -505,22 +505,10 @@ def _run_suite(arguments: Sequence[str]) -> dict[str, Any] | None:
 
     with tempfile.TemporaryDirectory(prefix="secref-selftest-") as directory:
         report = Path(directory) / "report.json"
+        from conformance.cli import base_arguments
+
         pytest.main(
-            [
-                "--pyargs",
-                "conformance.checks",
-                "-q",
-                "-p",
-                "no:cacheprovider",
-                "--no-header",
-                "--tb=no",
-                # Later sessions in this process find the plugin imported already.
-                "-W",
-                "ignore::pytest.PytestAssertRewriteWarning",
-                "--report-json",
-                str(report),
-                *arguments,
-            ]
+            [*base_arguments(), "--no-header", "--tb=no", "--report-json", str(report), *arguments]
         )
         if not report.exists():
             return None
