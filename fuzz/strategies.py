@@ -193,24 +193,23 @@ def span_length(text: str, start: int) -> int:
 def own_unescape(raw: str) -> str:
     """Decode ``\\uXXXX`` escapes the way JSON would, pairing every other backslash escape."""
     out: list[str] = []
-    index = 0
-    while index < len(raw):
-        char = raw[index]
-        if char == "\\" and index + 1 < len(raw):
-            hex_digits = raw[index + 2 : index + 6]
-            if (
-                raw[index + 1] == "u"
-                and len(hex_digits) == 4
-                and all(c in "0123456789abcdefABCDEF" for c in hex_digits)
-            ):
-                out.append(chr(int(hex_digits, 16)))
-                index += 6
-                continue
+    last = 0
+    index = raw.find("\\")
+    while 0 <= index < len(raw) - 1:
+        hex_digits = raw[index + 2 : index + 6]
+        out.append(raw[last:index])
+        if (
+            raw[index + 1] == "u"
+            and len(hex_digits) == 4
+            and all(c in "0123456789abcdefABCDEF" for c in hex_digits)
+        ):
+            out.append(chr(int(hex_digits, 16)))
+            last = index + 6
+        else:
             out.append(raw[index : index + 2])
-            index += 2
-            continue
-        out.append(char)
-        index += 1
+            last = index + 2
+        index = raw.find("\\", last)
+    out.append(raw[last:])
     return "".join(out)
 
 
