@@ -7,13 +7,17 @@ applies it; nothing here is imported by the reference host or by a shipped code 
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterator
+from unittest import mock
 
 import pytest
 
 import reference_impl
 from reference_impl import _grammar, _registry, _scrub
+from reference_impl import CallOutcome
 from reference_impl._grammar import Malformed, Occurrence
+from reference_impl._scan import unescape_u
 
 
 def scrub_without_plus_form(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -67,8 +71,18 @@ def fence_ignores_revocation(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_registry.Rules, "stamp", lambda self, tool, provider: (0, 0))
 
 
-def case_sensitive_marker(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The marker word is matched in lower case only: ``{{SECRET:...}}`` passes as text."""
-    sensitive = re.compile(r"\{\{secret:")
-    monkeypatch.setattr(_grammar, "MARKER_RE", sensitive)
-    monkeypatch.setattr(_registry, "has_marker", lambda raw: "{{secret:" in raw)
+class CaseSensitiveRegistry(_registry.Registry):
+    """A third-party host's bug: its pre-scan matches ``{{secret:`` in lower case only, so
+    ``{{SECRET:...}}`` passes through as literal text. Only this registry is affected."""
+
+    def invoke(self, tool_name: str, args_json: str) -> CallOutcome:
+        """Run the call with the case-sensitive pre-scan."""
+        with _SCAN_LOCK, mock.patch.object(_registry, "has_marker", _lower_case_scan):
+            return super().invoke(tool_name, args_json)
+
+
+_SCAN_LOCK = threading.Lock()
+
+
+def _lower_case_scan(raw: str) -> bool:
+    return "{{secret:" in raw or "{{secret:" in unescape_u(raw)

@@ -1,0 +1,175 @@
+"""Differential fuzzing: the same generated calls to the reference host and to a host under test.
+
+This module owns sending generated argument text to two hosts reached through
+:class:`conformance.host.HostUnderTest` (the in-process reference host, a subprocess driver for
+a third-party host, or any other implementation), both configured alike with the canary vault
+and an echoing tool, and comparing their verdicts: resolved, passed through, or refused with its
+disposition. A disagreement is shrunk by Hypothesis to a minimal input and reported with both
+verdicts. The argument text is the agent's (it holds references, never values), so it may be
+printed; the verdicts hold dispositions only.
+
+Usage: ``python -m fuzz.differential --host '<command>' [--examples N]`` compares the reference
+host with the host that ``<command>`` starts over the driver protocol.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+from hypothesis import HealthCheck, find, settings
+from hypothesis import strategies as st
+from hypothesis.errors import NoSuchExample
+
+from conformance.host import CallResult, HandlerKind, HostConfig, HostUnderTest, SecretSpec, ToolSpec
+from fuzz.rig import CANARIES
+from fuzz.strategies import argument_cases, arbitrary_text
+
+TOOL: Final = "echo"
+
+#: Dispositions that mean the tool ran.
+_RAN: Final = frozenset(
+    {"ALLOWED", "APPROVED_ONCE", "APPROVED_ALWAYS", "APPROVED_PROVIDER", "APPROVED_SESSION"}
+)
+
+
+def config() -> HostConfig:
+    """Return the configuration both hosts get: the canary vault, an echo tool, ALLOW by default.
+
+    Calls without references run with no prompt; calls with references always prompt, and the
+    suite's operator approves.
+    """
+    return HostConfig(
+        secrets=tuple(
+            SecretSpec(secret_id, f"site{index}.example", user, password, notes)
+            for index, (secret_id, (user, password, notes)) in enumerate(CANARIES.items())
+        ),
+        policy={"defaultRule": "ALLOW"},
+        tools=(ToolSpec(TOOL, "fuzz", HandlerKind.ECHO),),
+    )
+
+
+def verdict(result: CallResult) -> str:
+    """Return a call's verdict: ``resolved``, ``passed``, or ``refused:<DISPOSITION>``."""
+    if result.disposition == "APPROVED_ONCE":
+        return "resolved"
+    if result.disposition in _RAN:
+        return "passed"
+    return f"refused:{result.disposition}"
+
+
+@dataclass(frozen=True, slots=True)
+class Disagreement:
+    """A minimal argument text on which two hosts' verdicts differ."""
+
+    args: str
+    reference: str
+    other: str
+
+    def __str__(self) -> str:
+        return (
+            f"hosts disagree on {self.args!r} ({len(self.args)} characters): "
+            f"reference {self.reference}, host under test {self.other}"
+        )
+
+
+def calls() -> st.SearchStrategy[str]:
+    """Generated argument text: planted trees (mostly) and arbitrary text with the grammar's
+    tokens."""
+    return st.one_of(argument_cases(max_depth=2).map(lambda case: case.raw), arbitrary_text)
+
+
+class Differ:
+    """Two hosts, configured alike, compared call by call."""
+
+    def __init__(self, reference: HostUnderTest, other: HostUnderTest) -> None:
+        self.reference = reference
+        self.other = other
+        self.calls = 0
+        for host in (reference, other):
+            host.reset(config())
+
+    def verdicts(self, args: str) -> tuple[str, str]:
+        """Send one call to both hosts; return their verdicts."""
+        self.calls += 1
+        return (
+            verdict(self.reference.invoke(TOOL, args)),
+            verdict(self.other.invoke(TOOL, args)),
+        )
+
+    def disagree(self, args: str) -> bool:
+        """Return whether the hosts' verdicts differ on ``args``."""
+        first, second = self.verdicts(args)
+        return first != second
+
+    def search(
+        self,
+        examples: int = 200,
+        strategy: st.SearchStrategy[str] | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> Disagreement | None:
+        """Look for a disagreement; shrink the first one found to a minimal input.
+
+        Args:
+            examples: How many generated calls to try.
+            strategy: The argument text to try; :func:`calls` by default.
+            progress: Hears the number of calls made, every 100 calls.
+
+        Returns:
+            The minimal disagreement, or ``None`` when the hosts agreed on every call.
+        """
+
+        def condition(args: str) -> bool:
+            if progress is not None and self.calls % 100 == 0:
+                progress(self.calls)
+            return self.disagree(args)
+
+        try:
+            args = find(
+                strategy if strategy is not None else calls(),
+                condition,
+                settings=settings(
+                    max_examples=examples,
+                    database=None,
+                    deadline=None,
+                    derandomize=True,
+                    suppress_health_check=list(HealthCheck),
+                ),
+            )
+        except NoSuchExample:
+            return None
+        first, second = self.verdicts(args)
+        return Disagreement(args, first, second)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Compare the reference host with a host under test; return 1 on a disagreement."""
+    parser = argparse.ArgumentParser(prog="python -m fuzz.differential", description=__doc__)
+    parser.add_argument("--host", required=True, help="the command that starts the host's driver")
+    parser.add_argument("--examples", type=int, default=500)
+    options = parser.parse_args(argv)
+    from conformance.hosts.inprocess import InProcessHost
+    from conformance.hosts.subprocess import SubprocessHost
+
+    reference = InProcessHost()
+    other = SubprocessHost(options.host)
+    try:
+        differ = Differ(reference, other)
+        found = differ.search(
+            options.examples, progress=lambda n: print(f"  {n} calls", flush=True)
+        )
+    finally:
+        reference.close()
+        other.close()
+    if found is None:
+        print(f"no disagreement in {differ.calls} calls")
+        return 0
+    print(found)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
