@@ -19,7 +19,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, TextIO
 
 ROOT: Final = Path(__file__).resolve().parent
 TARGETS: Final = ("fuzz_grammar", "fuzz_arguments", "fuzz_scrub", "fuzz_pipeline")
@@ -36,7 +36,7 @@ MAX_LEN: Final = {
 }
 
 _STAT_RE: Final = re.compile(r"^stat::(\w+):\s+(\d+)", re.MULTILINE)
-_PULSE_RE: Final = re.compile(r"^#(\d+)\s+(pulse|NEW|DONE)\b.*?exec/s: (\d+)")
+_PULSE_RE: Final = re.compile(r"^#(\d+)\s+(pulse|NEW|REDUCE|DONE)\b.*?exec/s: (\d+)")
 _ARTIFACT_RE: Final = re.compile(r"Test unit written to (\S+)")
 
 
@@ -75,7 +75,7 @@ def command(target: str, seconds: int, work: Path, artifacts: Path) -> list[str]
     ]
 
 
-def run_target(target: str, seconds: int, artifacts: Path, out: object = sys.stdout) -> TargetRun:
+def run_target(target: str, seconds: int, artifacts: Path, out: TextIO = sys.stdout) -> TargetRun:
     """Fuzz one target, echoing progress at most every few seconds.
 
     Args:
@@ -104,9 +104,10 @@ def run_target(target: str, seconds: int, artifacts: Path, out: object = sys.std
             pulse = _PULSE_RE.match(line)
             if pulse and (time.monotonic() - shown > 5 or pulse.group(2) == "DONE"):
                 shown = time.monotonic()
+                runs, rate = int(pulse.group(1)), int(pulse.group(3))
                 print(
-                    f"  {target}: {int(pulse.group(1)):>10,} runs, {int(pulse.group(3)):>7,} exec/s",
-                    file=out,  # type: ignore[arg-type]
+                    f"  {target}: {runs:>10,} runs, {rate:>7,} exec/s",
+                    file=out,
                     flush=True,
                 )
         returncode = process.wait()
@@ -115,7 +116,7 @@ def run_target(target: str, seconds: int, artifacts: Path, out: object = sys.std
     artifact = _ARTIFACT_RE.search(output)
     if returncode != 0 or artifact:
         # The traceback names references and lengths only; show its tail.
-        print("".join(lines[-40:]), file=out)  # type: ignore[arg-type]
+        print("".join(lines[-40:]), file=out)
     return TargetRun(
         target=target,
         seconds=seconds,

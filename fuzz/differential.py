@@ -24,9 +24,16 @@ from hypothesis import HealthCheck, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
-from conformance.host import CallResult, HandlerKind, HostConfig, HostUnderTest, SecretSpec, ToolSpec
+from conformance.host import (
+    CallResult,
+    HandlerKind,
+    HostConfig,
+    HostUnderTest,
+    SecretSpec,
+    ToolSpec,
+)
 from fuzz.rig import CANARIES
-from fuzz.strategies import argument_cases, arbitrary_text
+from fuzz.strategies import arbitrary_text, argument_cases
 
 TOOL: Final = "echo"
 

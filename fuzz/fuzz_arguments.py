@@ -7,7 +7,8 @@ For raw text the rest, decoded as UTF-8, is argument text that must never raise 
 without a marker, and, wrapped as one JSON string member, must be parsed exactly as the
 hand-written scan of that string says.
 
-Run: ``python fuzz/fuzz_arguments.py fuzz/corpus/fuzz_arguments -dict=fuzz/dicts/fuzz_arguments.dict``;
+Run: ``python fuzz/fuzz_arguments.py fuzz/corpus/fuzz_arguments``
+``-dict=fuzz/dicts/fuzz_arguments.dict``;
 reproduce a crash: ``python fuzz/fuzz_arguments.py crash-<sha1>``.
 """
 

@@ -107,11 +107,10 @@ def decode_case(target: str, data: bytes) -> dict[str, Any] | None:
     strategy, _ = properties.PROPERTIES[name]
     seen: list[Any] = []
 
-    @properties.FUZZ_SETTINGS
-    @given(strategy)
-    def capture(case: Any) -> None:
+    def keep(case: Any) -> None:
         seen.append(case)
 
+    capture: Any = properties.FUZZ_SETTINGS(given(strategy)(keep))
     capture.hypothesis.fuzz_one_input(buffer)
     if not seen:
         return None

@@ -13,8 +13,16 @@ from __future__ import annotations
 
 from typing import Final
 
+from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 
 from fuzz import rig as rig_module
 from fuzz.strategies import POOL_IDS, argument_cases, carries_marker, fresh_id
@@ -237,3 +245,9 @@ class RegistryMachine(RuleBasedStateMachine):
             assert carries_marker(record.sanitized_args) or not record.secret_refs, (
                 "a record with references lost them from its arguments"
             )
+
+
+def run_machine(with_settings: settings) -> None:
+    """Run :class:`RegistryMachine` as one test under ``with_settings``."""
+    # Hypothesis leaves run_state_machine_as_test unannotated.
+    run_state_machine_as_test(RegistryMachine, settings=with_settings)  # type: ignore[no-untyped-call]

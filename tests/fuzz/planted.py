@@ -14,10 +14,10 @@ from unittest import mock
 import pytest
 
 import reference_impl
-from reference_impl import _grammar, _registry, _scrub
-from reference_impl import CallOutcome
+from reference_impl import CallOutcome, _grammar, _registry, _scrub
 from reference_impl._grammar import Malformed, Occurrence
-from reference_impl._scan import unescape_u
+from reference_impl._policy import Rules
+from reference_impl._scan import MARKER_RE, unescape_u
 
 
 def scrub_without_plus_form(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -50,7 +50,7 @@ def missed_unterminated_marker(monkeypatch: pytest.MonkeyPatch) -> None:
     def scan_string(text: str) -> tuple[list[Occurrence], Malformed | None]:
         found: list[Occurrence] = []
         pos = 0
-        while (marker := _grammar.MARKER_RE.search(text, pos)) is not None:
+        while (marker := MARKER_RE.search(text, pos)) is not None:
             match = candidate.match(text, marker.start())
             if match is None:
                 pos = marker.end()
@@ -68,7 +68,7 @@ def missed_unterminated_marker(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def fence_ignores_revocation(monkeypatch: pytest.MonkeyPatch) -> None:
     """The revocation stamps never move, so a revocation while the prompt is open is missed."""
-    monkeypatch.setattr(_registry.Rules, "stamp", lambda self, tool, provider: (0, 0))
+    monkeypatch.setattr(Rules, "stamp", lambda self, tool, provider: (0, 0))
 
 
 class CaseSensitiveRegistry(_registry.Registry):

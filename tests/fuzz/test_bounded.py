@@ -74,7 +74,7 @@ SCRUB_FAMILIES: dict[str, tuple[list[str], Callable[[int], str]]] = {
     "back-to-back values": (["abcdefgh"], lambda n: "abcdefgh" * n),
     "overlapping values": (["abababab", "babababa", "ababababa"], lambda n: "ab" * (4 * n)),
     "prefix values": (["xxxxxxxx", "xxxxxxxxy"], lambda n: "xxxxxxxxz" * n),
-    "encoded forms": (["p w+d \"q\" 8"], lambda n: "p+w%2Bd+%22q%22+8 p%20w%2Bd" * n),
+    "encoded forms": (['p w+d "q" 8'], lambda n: "p+w%2Bd+%22q%22+8 p%20w%2Bd" * n),
 }
 
 

@@ -7,11 +7,10 @@ from collections.abc import Callable
 
 import pytest
 from hypothesis import settings
-from hypothesis.stateful import run_state_machine_as_test
 
 from fuzz import profiles
 from fuzz.properties import prop
-from fuzz.stateful import RegistryMachine
+from fuzz.stateful import run_machine
 from tests.fuzz import planted
 
 
@@ -60,9 +59,6 @@ def test_a_fence_that_ignores_revocation_is_found(monkeypatch: pytest.MonkeyPatc
     """A fence blind to revocations is caught by the state machine."""
     planted.fence_ignores_revocation(monkeypatch)
     message = _refound(
-        lambda: run_state_machine_as_test(
-            RegistryMachine,
-            settings=settings(profiles.ci(0.2, shrink=False), stateful_step_count=25),
-        )
+        lambda: run_machine(settings(profiles.ci(0.2, shrink=False), stateful_step_count=25))
     )
     assert "revoked" in message

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import settings
-from hypothesis.stateful import run_state_machine_as_test
 
 from fuzz import profiles
-from fuzz.stateful import RegistryMachine
+from fuzz.stateful import run_machine
 
 
 @pytest.mark.req(
@@ -18,6 +17,4 @@ from fuzz.stateful import RegistryMachine
 def test_registry_state_machine_keeps_its_invariants() -> None:
     """After every step: one ledger record per call, no handler for a refused or revoked call,
     and no value on any surface."""
-    run_state_machine_as_test(
-        RegistryMachine, settings=settings(profiles.scaled(0.1), stateful_step_count=25)
-    )
+    run_machine(settings(profiles.scaled(0.1), stateful_step_count=25))

@@ -39,3 +39,26 @@ def test_regression_ids_are_unique_and_files_are_named_after_them() -> None:
     assert len({r.id for r in regressions}) == len(regressions)
     names = {path.name for path in regress.REGRESSIONS.glob("*.json")}
     assert names == {f"{r.id.lower()}-{r.target}.json" for r in regressions}
+
+
+@pytest.mark.req("GRAM-001")
+def test_the_clusterfuzzlite_build_script_smoke_step_runs() -> None:
+    """The build script's local smoke step imports every target and runs one input."""
+    import shutil
+    import subprocess
+
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("bash is not available")
+    script = ROOT.parent / ".clusterfuzzlite" / "build.sh"
+    done = subprocess.run(
+        [bash, str(script), "--smoke"],
+        cwd=ROOT.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    for target in campaign.TARGETS:
+        assert f"{target}: imported and ran one input" in done.stdout
