@@ -49,15 +49,41 @@ def unescape_u(raw: str) -> str:
     return _ESCAPE_RE.sub(_unescape_match, raw)
 
 
+# The marker as raw JSON text: each of its nine characters written literally or as a \uXXXX
+# escape, hexadecimal digits in either case. The letters of the escapes are the upper and lower
+# case of each letter of the word, in ASCII only.
+_RAW_LETTERS: Final = "".join(
+    f"(?:[{c.upper()}{c}]|\\\\u00(?:{ord(c.upper()):02x}|{ord(c):02x}))" for c in "secret"
+)
+_RAW_BRACE: Final = r"(?:\{|\\u007[bB])"
+_RAW_REST: Final = _RAW_BRACE + _RAW_LETTERS + r"(?::|\\u003[aA])"
+
+#: A marker whose first brace is literal. Taken out of a pair ``\{``, which JSON unescaping
+#: keeps as written, the brace is still there, so no check of what precedes it is needed.
+_LITERAL_FIRST_RE: Final = re.compile(r"\{" + _RAW_REST)
+
+#: A marker whose first brace is an escape; it is one only if an even run of backslashes, none
+#: of them escaping its backslash, comes before it.
+_ESCAPED_FIRST_RE: Final = re.compile(r"\\u007[bB]" + _RAW_REST)
+
+
 def _marker_in(raw: str) -> bool:
-    """Return whether ``raw`` holds a marker, literally or after ``\\u`` unescaping; exact."""
-    # A literal marker needs "{{"; the few "{{" in ordinary arguments are confirmed in C.
-    if "{{" in raw and MARKER_RE.search(raw) is not None:
+    """Return whether ``raw`` holds a marker, literally or after ``\\u`` unescaping; exact.
+
+    Matching the marker in its raw spellings gives the same answer as unescaping the whole text
+    and searching it, without building the unescaped text.
+    """
+    if _LITERAL_FIRST_RE.search(raw) is not None:
         return True
-    # Without "\u" no escape can produce a marker character.
-    if "\\u" not in raw:
-        return False
-    return MARKER_RE.search(unescape_u(raw)) is not None
+    for match in _ESCAPED_FIRST_RE.finditer(raw):
+        start = match.start()
+        before = start
+        while before and raw[before - 1] == "\\":
+            before -= 1
+        # Runs of backslashes before distinct matches do not overlap: linear in all.
+        if (start - before) % 2 == 0:
+            return True
+    return False
 
 
 #: Two literal braces in a row. The pattern's literal prefix makes ``re`` skip ahead in C.

@@ -65,6 +65,23 @@ def forms(value: str) -> tuple[str, ...]:
     return tuple(found)
 
 
+#: Characters searched first after an occurrence. CPython's ``str.find`` switches to a search
+#: with a set-up cost per call once the text passes a few thousand characters; looking in a
+#: window below that size first keeps the cost of finding a nearby occurrence the same at every
+#: text size, so the pass stays linear in practice, not only in theory (invariant 7).
+_NEAR_WINDOW: Final = 2_000
+
+
+def _find_after(text: str, form: str, start: int) -> int:
+    """Return the first occurrence of ``form`` in ``text`` at or after ``start``, or -1."""
+    end = start + _NEAR_WINDOW
+    at = text.find(form, start, end)
+    if at < 0 and end < len(text):
+        # An occurrence may straddle the window's end: start again just before it.
+        at = text.find(form, max(start, end - len(form) + 1))
+    return at
+
+
 def placeholder(reference: Reference) -> str:
     """Return the text that replaces a scrubbed occurrence of ``reference``'s value."""
     return f"[secret:{reference.name}]"
@@ -117,7 +134,7 @@ class Scrubber:
             size = len(form)
             while at >= 0:
                 keys.append(at << shift | index)
-                at = find(form, at + size)
+                at = _find_after(text, form, at + size)
         if not keys:
             return text
         keys.sort()
@@ -166,7 +183,7 @@ class Scrubber:
                 if found[index] < cursor:
                     # A match that overlaps the one just replaced is looked for again from the
                     # cursor: no form's search ever revisits text it has passed.
-                    found[index] = text.find(needles[index][0], cursor)
+                    found[index] = _find_after(text, needles[index][0], cursor)
                     if found[index] < 0:
                         continue
                 survivors.append(index)
