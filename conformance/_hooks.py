@@ -315,10 +315,14 @@ class ConformanceHooks:
             )
             return
         error = call.excinfo.value if call.excinfo is not None else None
+        met = getattr(getattr(item, "funcargs", {}).get("secref_host"), "failure", None)
+        if isinstance(met, HostError) and not isinstance(error, HostError):
+            error = met  # the check failed because the host broke under it
         if isinstance(error, HostError):
             # The host failed at the protocol level (crash, hang, garbage): nothing was learned.
             result.outcome = Outcome.ERROR
             result.detail = self._redact(item, f"host error: {error}")
+            report.longrepr = result.detail  # the cause, without a traceback through the suite
             return
         if isinstance(error, RequirementError):
             named = error.requirements

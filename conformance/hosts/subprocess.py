@@ -35,6 +35,7 @@ from conformance.host import (
     Observation,
     OperatorScript,
 )
+from conformance.hosts import HostSelectionError
 from conformance.hosts.wire import (
     config_to_wire,
     info_from_wire,
@@ -69,7 +70,7 @@ DEFAULT_CALL_TIMEOUT: Final = 30.0
 _SUITE: Final = {"name": "secref-suite", "version": "0.1.0"}
 
 
-class HarnessError(Exception):
+class HarnessError(HostSelectionError):
     """The run cannot go on: the adapter cannot be started, or speaks another protocol version.
 
     The console script exits with status 2; nothing about conformance was learned.
@@ -472,6 +473,13 @@ class _Connection:
         _, waiter = self.begin(method, params, timeout)
         return self.finish(waiter)
 
+    def extend(self, invoke_id: Any, seconds: float) -> None:
+        """Give the invoke ``invoke_id`` ``seconds`` more before it counts as hung."""
+        with self._lock:
+            waiter = self._waiting.get(invoke_id) if isinstance(invoke_id, int) else None
+            if waiter is not None:
+                waiter.deadline += seconds
+
     @contextlib.contextmanager
     def paused(self, invoke_id: Any) -> Iterator[None]:
         """Stop the clock of the invoke ``invoke_id`` while the suite answers its prompt."""
@@ -730,7 +738,20 @@ class SubprocessHost:
                     answer = operator(request, _Control(self, connection))
                 except Exception:  # an operator that fails has not approved
                     answer = Answer.DENY
+        if answer is Answer.NONE:
+            # The host's own approval timeout must end the call: give it that long.
+            connection.extend(invoke_id, self._config.approval_timeout_s)
         connection.answer_prompt(prompt_id, answer.value)
+
+    @property
+    def failure(self) -> HostError | None:
+        """The protocol failure the running check met, if any; cleared by the next reset.
+
+        A check that fails because of it (a prompt that never opened, say) is errored, not
+        failed: the plugin asks this before it blames the host's conformance.
+        """
+        connection = self._connection
+        return None if connection is None else connection.failure
 
     # --- HostUnderTest -----------------------------------------------------------------------
 
@@ -771,9 +792,8 @@ class SubprocessHost:
         return result
 
     def _invoke_timeout(self) -> float:
-        return (
-            self.call_timeout + self._config.approval_timeout_s + self._config.execution_timeout_s
-        )
+        # The approval timeout is added only when a prompt is left unanswered (see _prompt).
+        return self.call_timeout + self._config.execution_timeout_s
 
     def _begin(
         self, tool: str, args: str, operator: OperatorScript | None

@@ -1,0 +1,273 @@
+"""A host team's expectations file: known failures and flaky checks, applied strictly.
+
+This module owns reading ``--expectations FILE`` (JSON or YAML, checked against
+``conformance/schemas/expectations.schema.json``) and applying it to a run's check results. A
+failing or errored check that a known-failure entry matches becomes ``baselined``: the run can
+pass, and the report shows each MUST it fails as "non-conformant (baselined)". An entry whose
+matched checks all pass is an unexpected pass, and fails the run, so a fixed bug cannot stay
+listed. A flaky entry turns failures of its checks into ``flaky`` and is never strict. It reads
+only the file it is given and reports only IDs, reasons and issue links, never a value.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Final
+
+from conformance.outcomes import Outcome
+from conformance.report import CheckResult
+
+#: The format version this module reads.
+EXPECTATIONS_VERSION: Final = 1
+
+#: The requirement outcome of a MUST whose every failure is baselined.
+BASELINED_REQUIREMENT: Final = "non-conformant (baselined)"
+
+_FAILING: Final = frozenset({Outcome.FAIL, Outcome.ERROR})
+_PASSING: Final = frozenset({Outcome.PASS, Outcome.NON_STRICT, Outcome.ACCEPTED})
+_KINDS: Final = ("check", "vector", "requirement")
+
+
+class ExpectationsError(ValueError):
+    """The expectations file cannot be read or does not match its schema: a harness error."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One entry of the file: which checks it matches, and why.
+
+    Attributes:
+        kind: ``check``, ``vector`` or ``requirement``.
+        id: The check, vector or requirement ID.
+        reason: Why it fails (or flakes).
+        issue: Where it is tracked, if anywhere.
+    """
+
+    kind: str
+    id: str
+    reason: str
+    issue: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The entry as the report names it, e.g. ``vector GV-120``."""
+        return f"{self.kind} {self.id}"
+
+    def note(self) -> str:
+        """Return the reason with the issue link, for a check's detail."""
+        return f"{self.reason} ({self.issue})" if self.issue else self.reason
+
+    def matches(self, check: CheckResult) -> bool:
+        """Return whether this entry is about ``check``."""
+        if self.kind == "check":
+            return _check_matches(self.id, check.nodeid)
+        if self.kind == "vector":
+            return self.id in check.vectors or check.nodeid.endswith(f"[{self.id}]")
+        return self.id in check.requirements or self.id in check.failed
+
+    def fails(self, check: CheckResult) -> bool:
+        """Return whether ``check`` fails the way this entry expects (or is already baselined)."""
+        if check.outcome not in (*_FAILING, Outcome.BASELINED):
+            return False
+        if self.kind != "requirement" or check.outcome is not Outcome.FAIL:
+            return True
+        return self.id in check.failed
+
+
+def _check_matches(pattern: str, nodeid: str) -> bool:
+    """Match a node id by its whole text, or a suffix after ``/`` or ``::``, with or without
+    its parameters (node ids differ between a source tree and an installed package)."""
+    base = nodeid.split("[", 1)[0]
+    return any(
+        text == pattern or text.endswith(("/" + pattern, "::" + pattern)) for text in (nodeid, base)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Expectations:
+    """A parsed expectations file.
+
+    Attributes:
+        source: Where it was read from.
+        known: Known failures, strict.
+        flaky: Flaky checks, never strict.
+        host: The host it says it is for, if it says.
+    """
+
+    source: str
+    known: tuple[Entry, ...] = ()
+    flaky: tuple[Entry, ...] = ()
+    host: str | None = None
+
+
+def schema() -> dict[str, Any]:
+    """Return the expectations file's JSON Schema."""
+    text = (
+        resources.files("conformance")
+        .joinpath("schemas", "expectations.schema.json")
+        .read_text(encoding="utf-8")
+    )
+    document: dict[str, Any] = json.loads(text)
+    return document
+
+
+def parse(document: object, source: str = "<expectations>") -> Expectations:
+    """Return ``document`` (the decoded file) as :class:`Expectations`.
+
+    Raises:
+        ExpectationsError: It does not match the schema.
+    """
+    from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(schema())
+    errors = sorted(validator.iter_errors(document), key=lambda error: list(error.absolute_path))
+    if errors:
+        lines = [
+            f"/{'/'.join(str(part) for part in error.absolute_path)}: {error.message}"
+            for error in errors[:5]
+        ]
+        raise ExpectationsError(f"{source} does not match its schema: " + "; ".join(lines))
+    assert isinstance(document, dict)
+
+    def entries(key: str) -> tuple[Entry, ...]:
+        found: list[Entry] = []
+        for item in document.get(key, ()):
+            kind = next(name for name in _KINDS if name in item)
+            found.append(Entry(kind, str(item[kind]), str(item["reason"]), item.get("issue")))
+        return tuple(found)
+
+    host = document.get("host")
+    return Expectations(source, entries("knownFailures"), entries("flaky"), host)
+
+
+def load(path: str | Path) -> Expectations:
+    """Read an expectations file: JSON when it ends in ``.json``, YAML otherwise.
+
+    Raises:
+        ExpectationsError: The file cannot be read, decoded, or does not match the schema.
+    """
+    target = Path(path)
+    try:
+        text = target.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ExpectationsError(f"{target} cannot be read ({type(error).__name__})") from error
+    try:
+        if target.suffix.lower() == ".json":
+            document: object = json.loads(text)
+        else:
+            import yaml
+
+            document = yaml.safe_load(text)
+    except ValueError as error:  # json.JSONDecodeError and yaml.YAMLError both
+        raise ExpectationsError(f"{target} is not valid JSON or YAML: {error}") from error
+    except Exception as error:  # yaml's errors do not all derive from ValueError
+        raise ExpectationsError(f"{target} is not valid YAML ({type(error).__name__})") from error
+    return parse(document, str(target))
+
+
+@dataclass(slots=True)
+class Applied:
+    """What applying the file to a run did, for the report.
+
+    Attributes:
+        source: The file.
+        baselined: (check, entry label) for each failure the file expected.
+        unexpected: (entry label, checks) for each known failure whose checks all passed.
+        flaky: (check, entry label) for each failure forgiven as flaky.
+        unused: Entries that matched no check of the run.
+    """
+
+    source: str
+    baselined: list[tuple[str, str]] = field(default_factory=list)
+    unexpected: list[tuple[str, list[str]]] = field(default_factory=list)
+    flaky: list[tuple[str, str]] = field(default_factory=list)
+    unused: list[str] = field(default_factory=list)
+
+    def to_report(self) -> dict[str, Any]:
+        """Return the report's ``expectations`` section."""
+        return {
+            "file": self.source,
+            "baselined": [{"check": check, "entry": entry} for check, entry in self.baselined],
+            "unexpectedPasses": [
+                {"entry": entry, "checks": checks} for entry, checks in self.unexpected
+            ],
+            "flaky": [{"check": check, "entry": entry} for check, entry in self.flaky],
+            "unused": list(self.unused),
+        }
+
+
+def apply(expectations: Expectations, checks: Sequence[CheckResult]) -> Applied:
+    """Apply ``expectations`` to a run's check results, changing their outcomes in place.
+
+    Args:
+        expectations: The parsed file.
+        checks: Every check result of the run.
+
+    Returns:
+        What changed, for the report.
+    """
+    applied = Applied(expectations.source)
+    for entry in expectations.known:
+        matched = [check for check in checks if entry.matches(check)]
+        if not matched:
+            applied.unused.append(entry.label)
+            continue
+        failing = [check for check in matched if entry.fails(check)]
+        for check in failing:
+            if check.outcome in _FAILING:
+                check.outcome = Outcome.BASELINED
+                check.detail = f"{check.detail or 'failed'} [baselined: {entry.note()}]"
+                applied.baselined.append((check.nodeid, entry.label))
+        passed = [check for check in matched if check.outcome in _PASSING]
+        if not failing and passed:
+            for check in passed:
+                check.outcome = Outcome.UNEXPECTED_PASS
+                check.detail = (
+                    f"listed as a known failure ({entry.label}: {entry.note()}) but passed"
+                )
+            applied.unexpected.append((entry.label, [check.nodeid for check in passed]))
+    for entry in expectations.flaky:
+        matched = [check for check in checks if entry.matches(check)]
+        if not matched:
+            applied.unused.append(entry.label)
+        for check in matched:
+            if check.outcome in _FAILING:
+                check.outcome = Outcome.FLAKY
+                check.detail = f"{check.detail or 'failed'} [flaky: {entry.note()}]"
+                applied.flaky.append((check.nodeid, entry.label))
+    return applied
+
+
+def requirement_outcome(level: str, failed: Iterable[CheckResult]) -> str | None:
+    """Return a requirement's outcome when every check failing it was forgiven, else ``None``.
+
+    Args:
+        level: The requirement's level.
+        failed: The checks whose failure names the requirement.
+
+    Returns:
+        ``non-conformant (baselined)`` when each is baselined or flaky and one is baselined,
+        ``flaky`` when each is flaky, ``None`` when one still fails (or there are none).
+    """
+    outcomes = {check.outcome for check in failed}
+    if not outcomes or not outcomes <= {Outcome.BASELINED, Outcome.FLAKY}:
+        return None
+    if level == "SHOULD":
+        return Outcome.NON_STRICT.value
+    return BASELINED_REQUIREMENT if Outcome.BASELINED in outcomes else Outcome.FLAKY.value
+
+
+def summary(applied: Mapping[str, Any]) -> list[str]:
+    """Return terminal lines for a report's ``expectations`` section."""
+    lines = [
+        f"expectations {applied['file']}: {len(applied['baselined'])} baselined, "
+        f"{len(applied['flaky'])} flaky, {len(applied['unexpectedPasses'])} unexpected passes, "
+        f"{len(applied['unused'])} unused entries"
+    ]
+    for item in applied["unexpectedPasses"]:
+        lines.append(f"unexpected pass: {item['entry']} is listed as failing but passed")
+    return lines

@@ -1,0 +1,169 @@
+"""Expectations files: known failures are baselined strictly, flaky checks are forgiven.
+
+These pin the rules a host team relies on when it gates its CI on the suite: a listed failure
+that still fails no longer fails the run but stays visible; a listed failure that passes fails
+the run; an invalid file is a harness error.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conformance.expectations import (
+    BASELINED_REQUIREMENT,
+    Entry,
+    Expectations,
+    ExpectationsError,
+    apply,
+    load,
+    parse,
+    requirement_outcome,
+)
+from conformance.outcomes import Outcome
+from conformance.report import CheckResult
+
+NODE = "conformance/checks/test_grammar.py::test_keys_refused[GV-120]"
+
+
+def check(nodeid: str = NODE, outcome: Outcome = Outcome.FAIL, **fields: object) -> CheckResult:
+    """Return one check result; a failure names GRAM-014 unless told otherwise."""
+    failed = ("GRAM-014",) if outcome is Outcome.FAIL else ()
+    result = CheckResult(nodeid, ("GRAM-014",), ("GV-120",), outcome, failed, detail="boom")
+    for name, value in fields.items():
+        setattr(result, name, value)
+    return result
+
+
+def test_yaml_and_json_files_load_alike(tmp_path: Path) -> None:
+    """The same content reads the same from YAML and from JSON."""
+    content = {
+        "version": 1,
+        "host": "acme",
+        "knownFailures": [
+            {"vector": "GV-120", "reason": "keys pass", "issue": "https://example.org/i/1"}
+        ],
+        "flaky": [{"check": "test_queue_full", "reason": "slow runners"}],
+    }
+    as_json = tmp_path / "expectations.json"
+    as_json.write_text(json.dumps(content), encoding="utf-8")
+    as_yaml = tmp_path / "expectations.yaml"
+    as_yaml.write_text(
+        "version: 1\nhost: acme\nknownFailures:\n"
+        "  - {vector: GV-120, reason: keys pass, issue: 'https://example.org/i/1'}\n"
+        "flaky:\n  - check: test_queue_full\n    reason: slow runners\n",
+        encoding="utf-8",
+    )
+    first, second = load(as_json), load(as_yaml)
+    assert (first.known, first.flaky, first.host) == (second.known, second.flaky, second.host)
+    assert first.known == (Entry("vector", "GV-120", "keys pass", "https://example.org/i/1"),)
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"knownFailures": []},
+        {"version": 2},
+        {"version": 1, "knownFailures": [{"vector": "GV-1"}]},
+        {"version": 1, "knownFailures": [{"vector": "GV-1", "check": "x", "reason": "r"}]},
+        {"version": 1, "knownFailures": [{"reason": "which one?"}]},
+        {"version": 1, "knownFailures": [{"check": "x", "reason": "r", "issue": "ftp://x"}]},
+        {"version": 1, "extra": True},
+    ],
+)
+def test_invalid_files_are_refused(document: object) -> None:
+    """A file that breaks the schema is an error, never silently half-applied."""
+    with pytest.raises(ExpectationsError, match="does not match its schema"):
+        parse(document)
+
+
+def test_unreadable_file_is_refused(tmp_path: Path) -> None:
+    """A missing or undecodable file is an error naming it."""
+    with pytest.raises(ExpectationsError, match="cannot be read"):
+        load(tmp_path / "missing.yaml")
+    broken = tmp_path / "broken.json"
+    broken.write_text("{", encoding="utf-8")
+    with pytest.raises(ExpectationsError, match="not valid"):
+        load(broken)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        Entry("check", NODE, "r"),
+        Entry("check", "test_keys_refused[GV-120]", "r"),
+        Entry("check", "test_keys_refused", "r"),
+        Entry("check", "test_grammar.py::test_keys_refused", "r"),
+        Entry("vector", "GV-120", "r"),
+        Entry("requirement", "GRAM-014", "r"),
+    ],
+)
+def test_a_listed_failure_is_baselined(entry: Entry) -> None:
+    """Every way of naming a failing check baselines it and keeps why in its detail."""
+    result = check()
+    applied = apply(Expectations("f", known=(entry,)), [result])
+    assert result.outcome is Outcome.BASELINED
+    assert "[baselined: r]" in (result.detail or "")
+    assert applied.baselined == [(NODE, entry.label)]
+    assert not applied.unexpected
+
+
+@pytest.mark.parametrize(
+    "entry", [Entry("check", "test_other", "r"), Entry("vector", "GV-12", "r")]
+)
+def test_an_entry_matches_only_its_own_checks(entry: Entry) -> None:
+    """A near-miss name neither baselines a failure nor counts as used."""
+    result = check()
+    applied = apply(Expectations("f", known=(entry,)), [result])
+    assert result.outcome is Outcome.FAIL
+    assert applied.unused == [entry.label]
+
+
+def test_a_listed_failure_that_passes_is_an_unexpected_pass() -> None:
+    """Strictness: a known failure whose checks all pass fails the run."""
+    result = check(outcome=Outcome.PASS)
+    applied = apply(Expectations("f", known=(Entry("vector", "GV-120", "r"),)), [result])
+    assert result.outcome is Outcome.UNEXPECTED_PASS
+    assert applied.unexpected == [("vector GV-120", [NODE])]
+
+
+def test_one_remaining_failure_keeps_the_entry_honest() -> None:
+    """An entry over several checks is still expected while any of them fails."""
+    failing, passing = check(), check(nodeid=NODE.replace("120", "121"), outcome=Outcome.PASS)
+    applied = apply(
+        Expectations("f", known=(Entry("check", "test_keys_refused", "r"),)), [failing, passing]
+    )
+    assert (failing.outcome, passing.outcome) == (Outcome.BASELINED, Outcome.PASS)
+    assert not applied.unexpected
+
+
+def test_an_errored_check_can_be_baselined() -> None:
+    """A host that crashes on one vector can list it, and the error is kept visible."""
+    errored = check(outcome=Outcome.ERROR)
+    apply(Expectations("f", known=(Entry("vector", "GV-120", "host crash"),)), [errored])
+    assert errored.outcome is Outcome.BASELINED
+
+
+def test_flaky_checks_are_forgiven_but_not_strict() -> None:
+    """A flaky failure does not fail the run; a flaky pass is no surprise."""
+    failing, passing = check(), check(nodeid=NODE + "x", outcome=Outcome.PASS)
+    entry = Entry("check", "test_keys_refused", "timing")
+    applied = apply(Expectations("f", flaky=(entry,)), [failing, passing])
+    assert (failing.outcome, passing.outcome) == (Outcome.FLAKY, Outcome.PASS)
+    assert applied.flaky == [(NODE, entry.label)]
+
+
+def test_requirement_outcome_keeps_baselined_musts_visible() -> None:
+    """A MUST failed only by baselined checks is non-conformant (baselined), never a pass."""
+    baselined, flaky, failing = (
+        check(outcome=Outcome.BASELINED),
+        check(outcome=Outcome.FLAKY),
+        check(outcome=Outcome.FAIL),
+    )
+    assert requirement_outcome("MUST", [baselined, flaky]) == BASELINED_REQUIREMENT
+    assert requirement_outcome("MUST", [flaky]) == "flaky"
+    assert requirement_outcome("SHOULD", [baselined]) == "non-strict"
+    assert requirement_outcome("MUST", [baselined, failing]) is None
+    assert requirement_outcome("MUST", []) is None
