@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from conformance import __version__
+from conformance.expectations import requirement_outcome
+from conformance.expectations import summary as expectations_summary
 from conformance.outcomes import HardeningRow, Outcome
 
 #: The report format this module writes.
@@ -29,7 +31,10 @@ REPORT_FORMAT: Final = "secref-conformance-report/1"
 CONFORMANT: Final = "conformant"
 NOT_CONFORMANT: Final = "not-conformant"
 HARNESS_ERROR: Final = "harness-error"
-EXIT_CODES: Final = {CONFORMANT: 0, NOT_CONFORMANT: 1, HARNESS_ERROR: 2}
+#: Every failure is a known failure of the host's expectations file: the run passes, and the
+#: report shows each MUST failed as non-conformant (baselined).
+BASELINED: Final = "non-conformant (baselined)"
+EXIT_CODES: Final = {CONFORMANT: 0, BASELINED: 0, NOT_CONFORMANT: 1, HARNESS_ERROR: 2}
 
 #: A requirement no collected check cites (a SHOULD or EITHER without a check, or one left out
 #: by a selection).
@@ -40,7 +45,11 @@ EXCLUDED: Final = "excluded"
 #: Outcome order for the summary, worst first.
 _SEVERITY: Final = (
     Outcome.FAIL.value,
+    Outcome.UNEXPECTED_PASS.value,
     Outcome.ERROR.value,
+    BASELINED,
+    Outcome.BASELINED.value,
+    Outcome.FLAKY.value,
     Outcome.NON_STRICT.value,
     Outcome.ACCEPTED.value,
     Outcome.SKIPPED.value,
@@ -151,11 +160,16 @@ def requirement_outcomes(
             )
         )
         result.alternatives = chosen
+        forgiven = [check for check in cited if check.outcome is Outcome.BASELINED]
         if failed:
-            result.outcome = (
+            result.outcome = requirement_outcome(entry.level, failed) or (
                 Outcome.NON_STRICT.value if entry.level == "SHOULD" else Outcome.FAIL.value
             )
             result.details = [f"{check.nodeid}: {check.detail}" for check in failed]
+        elif forgiven and entry.level != "SHOULD":
+            # A baselined error names no requirement; keep the MUST visible all the same.
+            result.outcome = BASELINED
+            result.details = [f"{check.nodeid}: {check.detail}" for check in forgiven]
         elif any(check.outcome is Outcome.ERROR for check in cited):
             result.outcome = Outcome.ERROR.value
             result.details = [
@@ -189,8 +203,10 @@ def verdict(checks: Sequence[CheckResult], problems: Sequence[str]) -> str:
         return HARNESS_ERROR
     if not any(check.executed for check in checks):
         return HARNESS_ERROR
-    if any(check.outcome is Outcome.FAIL for check in checks):
+    if any(check.outcome in (Outcome.FAIL, Outcome.UNEXPECTED_PASS) for check in checks):
         return NOT_CONFORMANT
+    if any(check.outcome is Outcome.BASELINED for check in checks):
+        return BASELINED
     return CONFORMANT
 
 
@@ -220,10 +236,13 @@ class RunData:
     problems: list[str]
     started: datetime.datetime
     duration_s: float
+    expectations: Mapping[str, Any] | None = None
 
     def verdict(self) -> str:
-        """Return the run's verdict."""
-        return verdict(self.checks, self.problems)
+        """Return the run's verdict; a known failure that passed makes it not conformant."""
+        result = verdict(self.checks, self.problems)
+        unexpected = bool(self.expectations and self.expectations.get("unexpectedPasses"))
+        return NOT_CONFORMANT if unexpected and result in (CONFORMANT, BASELINED) else result
 
 
 def build_report(run: RunData) -> dict[str, Any]:
@@ -277,6 +296,7 @@ def build_report(run: RunData) -> dict[str, Any]:
             for check in run.checks
         ],
         "hardening": hardening_table(run.hardening),
+        "expectations": None if run.expectations is None else dict(run.expectations),
     }
 
 
@@ -334,7 +354,8 @@ def render_markdown(report: Mapping[str, Any]) -> str:
             f"| {item['id']} | {item['level']} | {item['outcome']} | {len(item['checks'])} "
             f"| {_cell(note)} |"
         )
-    failing = [check for check in report["checks"] if check["outcome"] in ("fail", "error")]
+    shown = ("fail", "error", "unexpected-pass", "baselined", "flaky")
+    failing = [check for check in report["checks"] if check["outcome"] in shown]
     if failing:
         lines += ["", "## Failing checks", "", "| Check | Outcome | Requirements | Detail |"]
         lines.append("|---|---|---|---|")
@@ -343,6 +364,11 @@ def render_markdown(report: Mapping[str, Any]) -> str:
                 f"| `{check['id']}` | {check['outcome']} | "
                 f"{', '.join(check['failedRequirements'])} | {_cell(check['detail'] or '')} |"
             )
+    applied = report.get("expectations")
+    if applied:
+        lines += ["", "## Expectations", ""]
+        lines += [f"- {_cell(line)}" for line in expectations_summary(applied)]
+        lines += [f"- unused entry: {_cell(entry)}" for entry in applied["unused"]]
     lines += ["", "## Hardening (decisions R5.6: reported, never a failure)", ""]
     if report["hardening"]:
         lines += ["| Form | Surface | Scrubbed | Kept |", "|---|---|---|---|"]
@@ -383,6 +409,8 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
     )
     kept = sum(row["kept"] for row in report["hardening"])
     lines.append(f"hardening: {len(report['hardening'])} rows, {kept} forms kept (never a failure)")
+    if report.get("expectations"):
+        lines.extend(expectations_summary(report["expectations"]))
     for problem in report["problems"]:
         lines.append(f"harness problem: {problem}")
     lines.append(f"verdict: {report['verdict']} (exit code {report['exitCode']})")

@@ -7,6 +7,7 @@ the run; an invalid file is a harness error.
 
 from __future__ import annotations
 
+import datetime
 import json
 from pathlib import Path
 
@@ -23,7 +24,13 @@ from conformance.expectations import (
     requirement_outcome,
 )
 from conformance.outcomes import Outcome
-from conformance.report import CheckResult
+from conformance.report import (
+    NOT_CONFORMANT,
+    CheckResult,
+    RequirementInfo,
+    RunData,
+    build_report,
+)
 
 NODE = "conformance/checks/test_grammar.py::test_keys_refused[GV-120]"
 
@@ -127,6 +134,39 @@ def test_a_listed_failure_that_passes_is_an_unexpected_pass() -> None:
     applied = apply(Expectations("f", known=(Entry("vector", "GV-120", "r"),)), [result])
     assert result.outcome is Outcome.UNEXPECTED_PASS
     assert applied.unexpected == [("vector GV-120", [NODE])]
+
+
+def test_a_passing_requirement_entry_fails_the_run_without_blaming_checks() -> None:
+    """A requirement listed as failing that passes is reported once, and the run fails."""
+    result = check(outcome=Outcome.PASS)
+    applied = apply(Expectations("f", known=(Entry("requirement", "GRAM-014", "r"),)), [result])
+    assert result.outcome is Outcome.PASS  # the check itself did nothing wrong
+    assert applied.unexpected == [("requirement GRAM-014", [NODE])]
+    run = RunData(
+        host={},
+        vectors_digest=None,
+        checks=[result],
+        catalog=[],
+        hardening=[],
+        problems=[],
+        started=datetime.datetime.now(datetime.UTC),
+        duration_s=0.0,
+        expectations=applied.to_report(),
+    )
+    assert run.verdict() == NOT_CONFORMANT
+
+
+def test_a_run_whose_failures_are_all_baselined_passes_visibly() -> None:
+    """Only baselined failures: the verdict says non-conformant (baselined), exit code 0."""
+    result = check()
+    applied = apply(Expectations("f", known=(Entry("vector", "GV-120", "r"),)), [result])
+    catalog = [RequirementInfo("GRAM-014", "MUST", "R1.6", "keys")]
+    run = RunData({}, None, [result], catalog, [], [], datetime.datetime.now(datetime.UTC), 0.0)
+    run.expectations = applied.to_report()
+    report = build_report(run)
+    assert report["verdict"] == BASELINED_REQUIREMENT
+    assert report["exitCode"] == 0
+    assert report["requirements"][0]["outcome"] == BASELINED_REQUIREMENT
 
 
 def test_one_remaining_failure_keeps_the_entry_honest() -> None:
