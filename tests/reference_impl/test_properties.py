@@ -41,7 +41,7 @@ DOCUMENTED_REFUSALS: dict[str, tuple[Disposition, re.Pattern[str]]] = {
     "malformed": (
         Disposition.SECRET_UNRESOLVED,
         re.compile(
-            re.escape(MALFORMED_PREFIX) + r" at (/[^ ]*)? offset \d+ length \d+: "
+            re.escape(MALFORMED_PREFIX) + r" at (/.*)? offset \d+ length \d+: "
             r"(the id is not a secret id \(expected a UUID\)"
             r"|unknown field \(expected one of password, username, notes\)"
             r"|the reference is not terminated with \}\}"
