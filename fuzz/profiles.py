@@ -10,7 +10,7 @@ at a directory a team shares (a network mount, or a cache CI restores and saves)
 counterexample one person finds replays first for everyone; ``ci`` never uses a database.
 
 The fuzz properties build whole argument trees, so each runs a share of the profile's examples
-(:func:`scaled`): 45 under ``ci``, 15 under ``dev``, 3,000 under ``nightly``.
+(:func:`scaled`): 90 under ``ci``, 30 under ``dev``, 6,000 under ``nightly``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ PROFILE_ENV: Final = "HYPOTHESIS_PROFILE"
 DATABASE_ENV: Final = "HYPOTHESIS_DATABASE_DIR"
 
 #: The share of a profile's examples each fuzz property runs.
-FUZZ_SHARE: Final = 0.15
+FUZZ_SHARE: Final = 0.3
 
 # Generation builds argument trees hundreds of levels deep on purpose; the size and speed health
 # checks would only say so.

@@ -322,6 +322,10 @@ def malformed_candidate(draw: st.DrawFn) -> tuple[str, str, str | None, bool]:
     return text, REASON_UNTERMINATED, body_canary, True
 
 
+_VALID: Final = valid_reference()
+_MALFORMED: Final = malformed_candidate()
+
+
 # --- JSON text ------------------------------------------------------------------------------
 
 
@@ -375,7 +379,6 @@ class _Build:
     spellings: list[str] = field(default_factory=list)
 
 
-@st.composite
 def _string_value(
     draw: st.DrawFn, build: _Build, path: tuple[str | int, ...]
 ) -> tuple[str, Template]:
@@ -399,7 +402,7 @@ def _string_value(
             pieces.append(chunk)
             text += chunk
         elif kind == "valid":
-            written, reference, marker_at = draw(valid_reference())
+            written, reference, marker_at = draw(_VALID)
             build.marker = True
             if problem is None:
                 planted.append(len(text) + marker_at)
@@ -410,7 +413,7 @@ def _string_value(
             pieces.extend([written[:marker_at], reference, written[end:]])
             text += written
         else:
-            written, reason, canary, unterminated = draw(malformed_candidate())
+            written, reason, canary, unterminated = draw(_MALFORMED)
             build.marker = True
             if canary is not None:
                 build.canaries.append(canary)
@@ -438,15 +441,14 @@ def _string_value(
     return encode_string(text, build.rnd, build.escape), Template("string", pieces=tuple(pieces))
 
 
-@st.composite
 def _key(draw: st.DrawFn, build: _Build, path: tuple[str | int, ...], taken: set[str]) -> str:
     """Draw a member's key; sometimes one that carries a marker (decisions R1.6)."""
     if build.malformed and draw(st.integers(0, 9)) == 0:
         before, after = draw(filler), draw(filler)
         chosen = draw(
             st.one_of(
-                valid_reference().map(lambda v: v[0][v[2] :]),
-                malformed_candidate().map(lambda m: m[0]),
+                _VALID.map(lambda v: v[0][v[2] :]),
+                _MALFORMED.map(lambda m: m[0]),
                 st.sampled_from(MARKER_WORDS).map(lambda w: "{{" + w + ":"),
             )
         )
@@ -462,7 +464,6 @@ def _key(draw: st.DrawFn, build: _Build, path: tuple[str | int, ...], taken: set
     return key
 
 
-@st.composite
 def _value(
     draw: st.DrawFn, build: _Build, path: tuple[str | int, ...], depth: int
 ) -> tuple[str, Template]:
@@ -473,7 +474,7 @@ def _value(
         kinds += ["object", "array"]
     kind = draw(st.sampled_from(kinds))
     if kind == "string":
-        return draw(_string_value(build, path))
+        return _string_value(draw, build, path)
     if kind == "number":
         text = draw(_NUMBERS)
         return text, Template("number", text=text)
@@ -482,13 +483,12 @@ def _value(
         return text, Template("literal", text=text)
     if kind == "array":
         count = draw(st.integers(0, 3))
-        items = [draw(_value(build, (*path, index), depth - 1)) for index in range(count)]
+        items = [_value(draw, build, (*path, index), depth - 1) for index in range(count)]
         body = f"{ws},{ws}".join(token for token, _ in items)
         return f"[{ws}{body}{ws}]", Template("array", items=tuple(t for _, t in items))
-    return draw(_object(build, path, depth - 1))
+    return _object(draw, build, path, depth - 1)
 
 
-@st.composite
 def _object(
     draw: st.DrawFn, build: _Build, path: tuple[str | int, ...], depth: int
 ) -> tuple[str, Template]:
@@ -498,8 +498,8 @@ def _object(
     tokens: list[str] = []
     members: list[tuple[str, Template]] = []
     for _ in range(count):
-        key = draw(_key(build, path, taken))
-        token, template = draw(_value(build, (*path, key), depth))
+        key = _key(draw, build, path, taken)
+        token, template = _value(draw, build, (*path, key), depth)
         tokens.append(f"{encode_string(key, build.rnd, build.escape)}{ws}:{ws}{token}")
         members.append((key, template))
     return "{" + ws + f"{ws},{ws}".join(tokens) + ws + "}", Template(
@@ -547,14 +547,14 @@ def argument_cases(
         else draw(st.sampled_from(["object"] * 6 + ["other-json", "invalid"]))
     )
     if shape == "other-json":
-        token, template = draw(_value(build, (), max_depth))
+        token, template = _value(draw, build, (), max_depth)
         assume(template.kind != "object")
         token, template = _nest(token, template, levels, build.ws)
         assume(template.kind != "object")
     else:
         key = draw(filler)
         inner_path: tuple[str | int, ...] = (key, *([0] * levels)) if levels else ()
-        token, template = draw(_object(build, inner_path if levels else (), max_depth))
+        token, template = _object(draw, build, inner_path if levels else (), max_depth)
         if levels:
             nested, nested_t = _nest(token, template, levels, build.ws)
             token = "{" + encode_string(key, build.rnd, build.escape) + ":" + nested + "}"
@@ -648,6 +648,12 @@ class ScrubCase:
         return cls(tuple((Reference(str(i), Field(str(f))), str(v)) for i, f, v in resolved), text)
 
 
+_POOL: Final = st.sampled_from(POOL_IDS)
+_FIELDS: Final = st.sampled_from(list(Field))
+_SCRUB_TEXT: Final = st.text(st.characters(exclude_categories=()), max_size=8)
+_SCRUB_NOISE: Final = st.sampled_from(["[secret:", "]", " ", "+", "%20"])
+
+
 @st.composite
 def scrub_cases(draw: st.DrawFn) -> ScrubCase:
     """Draw values (overlapping, prefixes of each other, sharing forms) and a result text.
@@ -666,10 +672,8 @@ def scrub_cases(draw: st.DrawFn) -> ScrubCase:
             values.append(value + draw(value_text))
         elif relation == "same":
             values.append(value)
-    ids = draw(st.lists(st.sampled_from(POOL_IDS), min_size=len(values), max_size=len(values)))
-    fields = draw(
-        st.lists(st.sampled_from(list(Field)), min_size=len(values), max_size=len(values))
-    )
+    ids = [draw(_POOL) for _ in values]
+    fields = [draw(_FIELDS) for _ in values]
     resolved: list[tuple[Reference, str]] = []
     seen: set[Reference] = set()
     for secret_id, which, value in zip(ids, fields, values, strict=True):
@@ -680,22 +684,24 @@ def scrub_cases(draw: st.DrawFn) -> ScrubCase:
     every_form = [form for _, value in resolved for form in own_forms(value)] or [
         value for _, value in resolved
     ]
-    parts = draw(
-        st.lists(
-            st.one_of(
-                st.text(st.characters(exclude_categories=()), max_size=8),
-                st.sampled_from(every_form),
-                st.sampled_from(every_form).flatmap(
-                    lambda form: st.integers(0, len(form)).map(lambda cut: form[:cut])
-                ),
-                st.sampled_from(every_form).flatmap(
-                    lambda form: st.integers(0, len(form)).map(lambda cut: form[cut:])
-                ),
-                st.sampled_from(["[secret:", "]", " ", "+", "%20"]),
-            ),
-            max_size=10,
-        )
-    )
+    # Indices and cuts are drawn as integers: a strategy built per draw (sampled_from over this
+    # case's forms, flatmap) would be validated on every draw and cost more than the check.
+    parts: list[str] = []
+    for _ in range(draw(st.integers(0, 10))):
+        kind = draw(st.integers(0, 4))
+        if kind == 0:
+            parts.append(draw(_SCRUB_TEXT))
+            continue
+        if kind == 4:
+            parts.append(draw(_SCRUB_NOISE))
+            continue
+        form = every_form[draw(st.integers(0, len(every_form) - 1))]
+        if kind == 1:
+            parts.append(form)
+        elif kind == 2:
+            parts.append(form[: draw(st.integers(0, len(form)))])
+        else:
+            parts.append(form[draw(st.integers(0, len(form))) :])
     return ScrubCase(tuple(resolved), "".join(parts))
 
 
