@@ -10,7 +10,6 @@ sizes: linear work grows with the input, quadratic work with its square.
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +30,7 @@ from conformance.scenario import (
     ref,
     value_of,
 )
+from conformance.timing import growth_ratio
 
 FIELDS = ("password", "username", "notes")
 KINDS = tuple(Kind)
@@ -136,15 +136,6 @@ def test_every_surface_names_references_only(host: RecordingHost, mint: Mint) ->
     require(len(seen.approval_requests) == 1, "APPR-001", "the call did not prompt once")
 
 
-def _elapsed(host: RecordingHost, tool_name: str, args: str) -> float:
-    best = float("inf")
-    for _ in range(3):
-        started = time.perf_counter()
-        host.invoke(tool_name, args)
-        best = min(best, time.perf_counter() - started)
-    return best
-
-
 #: Adversarial argument texts, as functions of a repeat count (design, invariant 7).
 _ADVERSARIAL: dict[str, Callable[[int], str]] = {
     "many-markers": lambda n: args_json({"a": "{{secret:" * n}),
@@ -165,9 +156,9 @@ def test_bounded_work(host: RecordingHost, mint: Mint, shape: str) -> None:
     """Parsing adversarial input takes time linear in its size, not quadratic."""
     host.reset(config([make_secret(mint)], approval_timeout_s=5.0))
     build = _ADVERSARIAL[shape]
-    small, large = build(2_000), build(16_000)
-    _elapsed(host, ECHO.name, small)  # warm caches and threads
-    growth = _elapsed(host, ECHO.name, large) / max(_elapsed(host, ECHO.name, small), 1e-4)
+    growth = growth_ratio(
+        lambda args: host.invoke(ECHO.name, args), build(2_000), build(16_000), _GROWTH_BOUND
+    )
     require(
         growth < _GROWTH_BOUND,
         "INV7",
@@ -181,14 +172,12 @@ def test_scrubbing_is_linear(host: RecordingHost, mint: Mint) -> None:
     secret = make_secret(mint)
     value = value_of(secret, "password")
     near = value[:-1]
-    small_text, large_text = (near + " ") * 1_000, (near + " ") * 8_000
-    timings = []
-    for text in (small_text, large_text):
-        host.reset(config([secret], tools=(ECHO,)))
-        args = args_json({"v": ref(secret.id), "filler": text})
-        host.invoke(ECHO.name, args)
-        timings.append(_elapsed(host, ECHO.name, args))
-    growth = timings[1] / max(timings[0], 1e-4)
+    host.reset(config([secret], tools=(ECHO,)))
+
+    def echo_with(filler: str) -> object:
+        return host.invoke(ECHO.name, args_json({"v": ref(secret.id), "filler": filler}))
+
+    growth = growth_ratio(echo_with, (near + " ") * 1_000, (near + " ") * 8_000, _GROWTH_BOUND)
     require(
         growth < _GROWTH_BOUND,
         "INV7",

@@ -3,12 +3,12 @@ times the work, checked as a ratio within one run and with a loose bound, never 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import pytest
 
 import reference_impl as host
+from conformance.timing import growth_ratio
 from fuzz.strategies import POOL_IDS
 from reference_impl import Field, Reference, SecretValue
 
@@ -44,19 +44,8 @@ def _grammar_work(raw: str) -> None:
     host.sanitize_arguments(raw)
 
 
-def _cost(work: Callable[[], object]) -> float:
-    best = float("inf")
-    for _ in range(5):
-        start = time.perf_counter()
-        work()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def _ratio(work: Callable[[int], object], n: int) -> float:
-    small = _cost(lambda: work(n))
-    large = _cost(lambda: work(10 * n))
-    return large / max(small, 1e-9)
+def _ratio(work: Callable[[str], object], small: str, large: str) -> float:
+    return growth_ratio(work, small, large, BOUND)
 
 
 @pytest.mark.req("INV7")
@@ -64,8 +53,7 @@ def _ratio(work: Callable[[int], object], n: int) -> float:
 def test_parsing_and_sanitizing_are_linear(family: str) -> None:
     """Scan, parse and sanitize an adversarial family at n and 10n: the cost ratio is bounded."""
     build = FAMILIES[family]
-    inputs = {n: build(n) for n in (400, 4000)}
-    ratio = _ratio(lambda n: _grammar_work(inputs[n]), 400)
+    ratio = _ratio(_grammar_work, build(400), build(4000))
     assert ratio < BOUND, f"{family}: 10x the input cost {ratio:.1f}x"
 
 
@@ -87,6 +75,5 @@ def test_scrubbing_is_linear(family: str) -> None:
         (Reference(POOL_IDS[0], field), SecretValue(value))
         for field, value in zip(list(Field) * 2, values, strict=False)
     )
-    inputs = {n: build(n) for n in (500, 5000)}
-    ratio = _ratio(lambda n: scrubber.scrub(inputs[n]), 500)
+    ratio = _ratio(scrubber.scrub, build(500), build(5000))
     assert ratio < BOUND, f"{family}: 10x the result cost {ratio:.1f}x"

@@ -7,13 +7,12 @@ absolute time is asserted, so a slow runner cannot fail it.
 
 from __future__ import annotations
 
-import gc
 import json
-import time
 from collections.abc import Callable
 
 import pytest
 
+from conformance.timing import growth_ratio
 from reference_impl import (
     Field,
     Reference,
@@ -29,41 +28,11 @@ from tests.reference_impl.support import ID_A, NOTES_A, PASSWORD_A, USERNAME_A, 
 pytestmark = pytest.mark.req("INV7")
 
 RATIO_BOUND = 30.0
-REPEATS = 3
-
-
-def best_time(func: Callable[[str], object], text: str, loops: int) -> float:
-    """Best of a few repeats of ``loops`` calls, with the garbage collector held off."""
-    best = float("inf")
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for _ in range(REPEATS):
-            start = time.perf_counter()
-            for _ in range(loops):
-                func(text)
-            best = min(best, time.perf_counter() - start)
-    finally:
-        if enabled:
-            gc.enable()
-    return best
 
 
 def growth(func: Callable[[str], object], small: str, large: str) -> float:
-    """Return t(large) / t(small), each timed over enough loops to be measurable.
-
-    A ratio over the bound is measured again, up to three times, and the lowest kept: a busy
-    runner can slow one measurement, but a quadratic step is slow every time.
-    """
-    loops = 1
-    while best_time(func, small, loops) < 0.002 and loops < 1 << 16:
-        loops *= 2
-    ratio = float("inf")
-    for _ in range(3):
-        ratio = min(ratio, best_time(func, large, loops) / best_time(func, small, loops))
-        if ratio < RATIO_BOUND:
-            break
-    return ratio
+    """Return t(large) / t(small), measured as the conformance suite measures it."""
+    return growth_ratio(func, small, large, RATIO_BOUND)
 
 
 def marker_flood(count: int) -> str:
