@@ -69,7 +69,7 @@ def forms(value: str) -> tuple[str, ...]:
 #: with a set-up cost per call once the text passes a few thousand characters; looking in a
 #: window below that size first keeps the cost of finding a nearby occurrence the same at every
 #: text size, so the pass stays linear in practice, not only in theory (invariant 7).
-_NEAR_WINDOW: Final = 2_000
+_NEAR_WINDOW: Final = 256
 
 
 def _find_after(text: str, form: str, start: int) -> int:
