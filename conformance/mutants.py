@@ -45,6 +45,8 @@ class Mutant:
         description: What is broken, in one sentence.
         patches: How it is broken.
         driver: Whether it can also run behind the reference driver (subprocess path).
+        via: The path the self-test checks it through by default: ``"inprocess"`` or
+            ``"driver"`` (the reference driver in a subprocess).
     """
 
     name: str
@@ -52,6 +54,7 @@ class Mutant:
     description: str
     patches: tuple[Patch, ...]
     driver: bool = True
+    via: str = "inprocess"
 
 
 def _resolve(module_name: str, dotted: str) -> tuple[Any, str]:
@@ -289,6 +292,230 @@ def _never_times_out(original: Callable[..., Any]) -> Callable[..., Any]:
     return ask
 
 
+def _view_from_agents_text(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def substitute(parsed: Any, resolved: Any) -> Any:
+        arguments = original(parsed, resolved)
+        try:
+            stale = json.loads(parsed.raw)
+        except ValueError:
+            return arguments
+        if isinstance(stale, dict):
+            arguments._view = stale  # the per-key view keeps the references
+        return arguments
+
+    return substitute
+
+
+def _reencoded(original: Callable[[str], Any]) -> Callable[[str], Any]:
+    def build(raw: str) -> Any:
+        try:
+            return original(json.dumps(json.loads(raw)))
+        except ValueError:
+            return original(raw)
+
+    return build
+
+
+def _read_vault_always(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def prepass(self: Any, call: Any) -> Any:
+        if not call.refs and self.vault is not None:
+            with contextlib.suppress(Exception):
+                self.vault.read_page(0, 200)
+        return original(self, call)
+
+    return prepass
+
+
+def _quadratic_scrub(original: type) -> type:
+    class Rescanning(original):  # type: ignore[misc]
+        def scrub(self, text: str) -> str:
+            for start in range(0, len(text), 32):
+                text[start:].find("\x00")  # rescans the whole tail at every step
+            return str(super().scrub(text))
+
+    return Rescanning
+
+
+def _cap_note_outside(original: Callable[..., str]) -> Callable[..., str]:
+    from reference_impl._limits import RESULT_CAP_CHARS
+
+    def cap(text: str, limit: int = RESULT_CAP_CHARS) -> str:
+        if len(text) <= limit:
+            return text
+        return text[:limit] + f"\n[result cut; it had {len(text)} characters]"
+
+    return cap
+
+
+def _refs_duplicated(original: Any) -> Callable[..., Any]:
+    def build(**fields: Any) -> Any:
+        refs = tuple(fields["secret_refs"])
+        return original(**{**fields, "secret_refs": refs + refs[:1]})
+
+    return build
+
+
+def _refusing(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def refuse(self: Any, call: Any, refusal: Any) -> Any:
+        _local.refusing = True
+        try:
+            return original(self, call, refusal)
+        finally:
+            _local.refusing = False
+
+    return refuse
+
+
+def _record_unless_refusing(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def record(self: Any, call: Any, *args: Any) -> Any:
+        if getattr(_local, "refusing", False):
+            return None
+        return original(self, call, *args)
+
+    return record
+
+
+def _switch_ignored(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def prepass(self: Any, call: Any) -> Any:
+        policy = self.policy
+        if policy.secret_references_enabled:
+            return original(self, call)
+        self.policy = dataclasses.replace(policy, secret_references_enabled=True)
+        try:
+            return original(self, call)
+        finally:
+            self.policy = policy
+
+    return prepass
+
+
+def _bearing_deny_first(original: Callable[..., Any]) -> Callable[..., Any]:
+    from reference_impl._registry import BEARING_DENIED_MESSAGE
+    from reference_impl._types import Disposition, Refusal, Rule
+
+    @functools.wraps(original)
+    def prepass(self: Any, call: Any) -> Any:
+        if call.refs and self.policy.secret_bearing_calls is Rule.DENY:
+            return Refusal(
+                Disposition.SECRET_FORBIDDEN, BEARING_DENIED_MESSAGE, "bearing-denied", "MSG-006"
+            )
+        return original(self, call)
+
+    return prepass
+
+
+def _remember_answer(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def ask(self: Any, request: Any) -> Any:
+        answer = original(self, request)
+        _local.answer = answer
+        return answer
+
+    return ask
+
+
+def _broad_answer_grants(original: Callable[..., Any]) -> Callable[..., Any]:
+    from reference_impl._registry import _BROAD_DISPOSITIONS
+    from reference_impl._types import Answer, Disposition, Rule
+
+    @functools.wraps(original)
+    def approve(self: Any, call: Any, records: Any) -> Any:
+        _local.answer = None
+        result = original(self, call, records)
+        answer = getattr(_local, "answer", None)
+        broad = (Answer.ALWAYS_ALLOW, Answer.TRUST_PROVIDER, Answer.TRUST_SESSION)
+        if call.refs and result is Disposition.APPROVED_ONCE and answer in broad:
+            if answer is Answer.ALWAYS_ALLOW:
+                self.rules.save_tool_rule(call.tool.name, Rule.ALLOW)
+            elif answer is Answer.TRUST_PROVIDER:
+                self.rules.save_provider_rule(call.tool.provider_id, Rule.ALLOW)
+            else:
+                self.rules.trust_session(call.tool.name)
+            return _BROAD_DISPOSITIONS[answer]
+        return result
+
+    return approve
+
+
+def _unbounded_queue(original: Callable[..., None]) -> Callable[..., None]:
+    @functools.wraps(original)
+    def init(self: Any, operator: Any, timeout: float, limit: int) -> None:
+        original(self, operator, timeout, 1_000_000)
+
+    return init
+
+
+def _user_snapshot(original: property) -> property:
+    def get(self: Any) -> Any:
+        snapshot = getattr(_local, "user", None)
+        return snapshot if snapshot is not None else original.fget(self)  # type: ignore[misc]
+
+    return property(get)
+
+
+def _approve_with_snapshot(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def approve(self: Any, call: Any, records: Any) -> Any:
+        _local.user = self.user  # the fence then sees the user as the prompt opened
+        try:
+            return original(self, call, records)
+        finally:
+            _local.user = None
+
+    return approve
+
+
+def _without_json_escape(original: Callable[[str], tuple[str, ...]]) -> Callable[..., Any]:
+    from reference_impl._scrub import json_escape
+
+    @functools.wraps(original)
+    def forms(value: str) -> tuple[str, ...]:
+        escaped = json_escape(value)
+        return tuple(form for form in original(value) if form == value or form != escaped)
+
+    return forms
+
+
+def _scrubbing_forced(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def load(path: Any) -> Any:
+        return dataclasses.replace(original(path), result_scrubbing_enabled=True)
+
+    return load
+
+
+def _remember_failure(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def run(self: Any, tool: Any, arguments: Any, timeout: float) -> Any:
+        result = original(self, tool, arguments, timeout)
+        _local.failed = result.is_error
+        return result
+
+    return run
+
+
+def _failure_text_kept(original: type) -> type:
+    class SuccessOnly(original):  # type: ignore[misc]
+        def scrub(self, text: str) -> str:
+            if getattr(_local, "failed", False):
+                return text
+            return str(super().scrub(text))
+
+    return SuccessOnly
+
+
+def _permission_dropped(original: Any) -> Callable[..., Any]:
+    def build(**fields: Any) -> Any:
+        return original(**{**fields, "permission": None})
+
+    return build
+
+
 _REG = "reference_impl._registry"
 
 #: The catalog. Each mutant breaks one requirement of decisions R1 to R7.
@@ -368,6 +595,7 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "FENCE-001",
         "Revocation stamps never move, so a revocation or reset during the prompt is missed.",
         (("reference_impl._policy", "Rules.stamp", _stamp_frozen),),
+        via="driver",
     ),
     Mutant(
         "refusal-echoes-candidate",
@@ -395,12 +623,14 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
             (_REG, "substitute", _remember_substitution),
             (_REG, "Registry._record", _log_substituted),
         ),
+        via="driver",
     ),
     Mutant(
         "descriptors-missing",
         "APPR-002",
         "The approval request carries no descriptors.",
         ((_REG, "ApprovalRequest", _request_with(descriptors=())),),
+        via="driver",
     ),
     Mutant(
         "risk-not-raised",
@@ -419,6 +649,128 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "APPR-008",
         "An unanswered prompt counts as an approval when it times out.",
         (("reference_impl._approve", "ApprovalGate.ask", _never_times_out),),
+    ),
+    Mutant(
+        "views-disagree",
+        "SUBST-001",
+        "The handler's per-key view is parsed from the agent's text, so it keeps the references "
+        "while the raw JSON holds the values.",
+        ((_REG, "substitute", _view_from_agents_text),),
+        via="driver",
+    ),
+    Mutant(
+        "reference-free-reencoded",
+        "SUBST-003",
+        "A call without references reaches its handler re-encoded instead of byte for byte.",
+        ((_REG, "ToolArguments", _reencoded),),
+        via="driver",
+    ),
+    Mutant(
+        "reference-free-reads-vault",
+        "VAULT-003",
+        "A call without references reads the vault's first page.",
+        ((_REG, "Registry._prepass", _read_vault_always),),
+        via="driver",
+    ),
+    Mutant(
+        "quadratic-scrub",
+        "INV7",
+        "Scrubbing rescans the rest of the result at every step, so it takes quadratic time.",
+        ((_REG, "Scrubber", _quadratic_scrub),),
+    ),
+    Mutant(
+        "cap-note-outside",
+        "CAP-001",
+        "The note about a cut is appended after cutting at the cap, so the result exceeds it.",
+        ((_REG, "cap", _cap_note_outside),),
+        via="driver",
+    ),
+    Mutant(
+        "secret-refs-duplicated",
+        "LEDG-002",
+        "The ledger's secretRefs repeats the first reference.",
+        ((_REG, "LedgerRecord", _refs_duplicated),),
+        via="driver",
+    ),
+    Mutant(
+        "refusals-not-recorded",
+        "LEDG-005",
+        "A refused call writes no ledger record.",
+        (
+            (_REG, "Registry._refuse", _refusing),
+            (_REG, "Registry._record", _record_unless_refusing),
+        ),
+        via="driver",
+    ),
+    Mutant(
+        "feature-switch-ignored",
+        "MSG-003",
+        "secretReferencesEnabled false is ignored and references resolve.",
+        ((_REG, "Registry._prepass", _switch_ignored),),
+        via="driver",
+    ),
+    Mutant(
+        "bearing-deny-first",
+        "ORD-001",
+        "secretBearingCalls DENY is decided before the feature switch, secret.read and tool DENY.",
+        ((_REG, "Registry._prepass", _bearing_deny_first),),
+        via="driver",
+    ),
+    Mutant(
+        "broad-answer-grants",
+        "APPR-006",
+        "A broad answer to a secret-bearing call is recorded and saved as a broad grant.",
+        (
+            ("reference_impl._approve", "ApprovalGate.ask", _remember_answer),
+            (_REG, "Registry._approve", _broad_answer_grants),
+        ),
+        via="driver",
+    ),
+    Mutant(
+        "queue-unbounded",
+        "APPR-009",
+        "The pending-prompt limit is ignored, so no call ends as QUEUE_FULL.",
+        (("reference_impl._approve", "ApprovalGate.__init__", _unbounded_queue),),
+        via="driver",
+    ),
+    Mutant(
+        "lost-permission-ignored",
+        "FENCE-003",
+        "The fence checks secret.read against the user as the prompt opened, not as it closed.",
+        (
+            (_REG, "Registry.user", _user_snapshot),
+            (_REG, "Registry._approve", _approve_with_snapshot),
+        ),
+        via="driver",
+    ),
+    Mutant(
+        "json-escape-not-scrubbed",
+        "SCRUB-004",
+        "Form b, the value's JSON string escape, is not scrubbed.",
+        (("reference_impl._scrub", "forms", _without_json_escape),),
+        via="driver",
+    ),
+    Mutant(
+        "scrubbing-switch-ignored",
+        "SCRUB-012",
+        "resultScrubbingEnabled false is ignored and results are still scrubbed.",
+        (("reference_impl.harness", "load_policy", _scrubbing_forced),),
+        via="driver",
+    ),
+    Mutant(
+        "failure-text-unscrubbed",
+        "SCRUB-010",
+        "Failure text built from a handler's exception is not scrubbed.",
+        (
+            ("reference_impl._execute", "Executor.run", _remember_failure),
+            (_REG, "Scrubber", _failure_text_kept),
+        ),
+    ),
+    Mutant(
+        "rbac-ignored",
+        "ORD-004",
+        "A tool's RBAC permission is dropped when it is registered, so anyone may use it.",
+        (("reference_impl.harness", "Tool", _permission_dropped),),
     ),
 )
 
@@ -530,7 +882,7 @@ def judge(mutant: Mutant, report: dict[str, Any] | None, seconds: float) -> Verd
 def selftest(
     names: Sequence[str] = (),
     *,
-    via: str = "inprocess",
+    via: str = "catalog",
     broad: bool = False,
     out: Callable[[str], None] = print,
 ) -> int:
@@ -538,7 +890,8 @@ def selftest(
 
     Args:
         names: Mutants to run; every mutant by default.
-        via: ``"inprocess"`` or ``"driver"`` (the reference driver in a subprocess).
+        via: ``"catalog"`` (each mutant through its own path, :attr:`Mutant.via`),
+            ``"inprocess"``, or ``"driver"`` (the reference driver in a subprocess).
         broad: Run the whole suite against each mutant rather than the checks citing its
             requirement.
         out: Where lines go.
@@ -555,8 +908,11 @@ def selftest(
     if via == "driver":
         chosen = [mutant for mutant in chosen if mutant.driver]
     verdicts: list[Verdict] = []
+    through_driver = 0
     for mutant in chosen:
-        host = f"mutant:{mutant.name}" if via == "inprocess" else driver_command(mutant.name)
+        path = mutant.via if via == "catalog" else via
+        through_driver += path == "driver"
+        host = f"mutant:{mutant.name}" if path == "inprocess" else driver_command(mutant.name)
         arguments = ["--host", host]
         if not broad:
             arguments += ["--requirements", mutant.requirement]
@@ -568,11 +924,16 @@ def selftest(
         by = ", ".join(verdict.caught_by[:6]) or "-"
         out(
             f"{mark:<7} {mutant.name:<28} breaks {mutant.requirement:<10} "
-            f"failed naming {by} ({verdict.failing_checks} checks, {verdict.seconds:.1f} s)"
+            f"failed naming {by} ({verdict.failing_checks} checks, {verdict.seconds:.1f} s, "
+            f"via {path})"
         )
     caught = sum(verdict.caught for verdict in verdicts)
     score = 100.0 * caught / len(verdicts) if verdicts else 0.0
-    out(f"mutation score: {caught}/{len(verdicts)} caught ({score:.0f}%) via {via}")
+    out(
+        f"mutation score: {caught}/{len(verdicts)} caught ({score:.0f}%); "
+        f"{through_driver} through the subprocess driver, "
+        f"{len(verdicts) - through_driver} in process"
+    )
     return 0 if verdicts and caught == len(verdicts) else 1
 
 
@@ -585,7 +946,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("name")
     run = commands.add_parser("selftest", help="run the suite against the mutants")
     run.add_argument("names", nargs="*")
-    run.add_argument("--via", choices=("inprocess", "driver"), default="inprocess")
+    run.add_argument("--via", choices=("catalog", "inprocess", "driver"), default="catalog")
     run.add_argument("--broad", action="store_true")
     options = parser.parse_args(argv)
     if options.command == "list":
