@@ -4,8 +4,9 @@ Run as ``python broken_host.py <mode>``. It speaks just enough of protocol v1 to
 handshake and ``configure``, answers ``observe`` with empty surfaces, and then, on the first
 ``invoke``, does what its mode says: ``hang`` never answers, ``crash`` exits with status 3,
 ``garbage`` writes a long line that is not JSON, ``malformed`` answers with a result that breaks
-the schema, ``version`` claims protocol 2 at the handshake, ``silent`` never answers the
-handshake, ``good`` answers every call with a plain result. It uses only the standard library
+the schema. Three modes misbehave earlier: ``version`` claims protocol 2 at the handshake,
+``silent`` never answers the handshake, ``stall`` never answers ``configure``. ``good`` answers
+every call with a plain result. It uses only the standard library
 and nothing of the suite, as a third-party adapter would.
 """
 
@@ -40,6 +41,8 @@ def main(mode: str) -> int:
                     "result": {"protocol": 2 if mode == "version" else 1, "host": host},
                 }
             )
+        elif method == "configure" and mode == "stall":
+            time.sleep(3600)
         elif method in ("configure", "control"):
             send({"id": request_id, "result": {}})
         elif method == "observe":
