@@ -1,0 +1,81 @@
+"""The mutant catalog: big enough, spread over the contract, and partly run through the driver.
+
+The self-test (``tox -e selftest``) proves each mutant is caught; these pin the catalog's shape:
+at least 30 broken hosts, each breaking one MUST of the catalog, every section R1 to R7 and
+every invariant covered, and at least a third checked through the subprocess driver, where the
+mutant really is applied inside the adapter process.
+"""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+
+from conformance.host import HandlerKind, HostConfig, SecretSpec, ToolSpec
+from conformance.hosts.subprocess import SubprocessHost
+from conformance.mutants import MUTANTS, driver_command
+
+#: Which mutants break each invariant of the design (through the requirement they break).
+INVARIANT_MUTANTS = {
+    "INV1": ("debug-log-holds-value", "json-escape-not-scrubbed", "failure-text-unscrubbed"),
+    "INV2": ("partial-substitution",),
+    "INV3": ("vault-read-before-deny", "trust-answers-secret-call"),
+    "INV4": ("fence-stamp-ignored",),
+    "INV5": ("reference-free-reencoded", "reference-free-reads-vault"),
+    "INV6": ("views-disagree",),
+    "INV7": ("quadratic-scrub",),
+}
+
+
+def _catalog() -> dict[str, dict[str, str]]:
+    from importlib import resources
+
+    text = resources.files("conformance").joinpath("requirements.yaml").read_text("utf-8")
+    return {str(entry["id"]): entry for entry in yaml.safe_load(text)["requirements"]}
+
+
+def test_catalog_has_thirty_distinct_mutants_breaking_musts() -> None:
+    """At least 30 mutants, uniquely named, each breaking one known MUST."""
+    catalog = _catalog()
+    assert len(MUTANTS) >= 30
+    assert len({mutant.name for mutant in MUTANTS}) == len(MUTANTS)
+    for mutant in MUTANTS:
+        assert catalog[mutant.requirement]["level"] == "MUST", mutant.name
+        assert mutant.via in ("inprocess", "driver")
+        assert mutant.driver or mutant.via == "inprocess"
+
+
+def test_every_section_and_invariant_is_covered() -> None:
+    """Mutants break requirements of every section R1 to R7 and every invariant."""
+    catalog = _catalog()
+    sections = {str(catalog[mutant.requirement]["section"])[:2] for mutant in MUTANTS}
+    assert {f"R{number}" for number in range(1, 8)} <= sections
+    names = {mutant.name for mutant in MUTANTS}
+    for invariant, breakers in INVARIANT_MUTANTS.items():
+        assert set(breakers) <= names, invariant
+
+
+def test_a_third_run_through_the_driver() -> None:
+    """At least a third of the self-test's mutants go through the subprocess path."""
+    through_driver = [mutant for mutant in MUTANTS if mutant.via == "driver"]
+    assert 3 * len(through_driver) >= len(MUTANTS)
+
+
+def test_driver_mutant_is_applied_inside_the_adapter() -> None:
+    """Behind the reference driver, a mutant changes what the handler receives."""
+    secret_id = "6f1d2c3e-4b5a-4c6d-8e7f-90a1b2c3d4e5"
+    config = HostConfig(
+        secrets=(SecretSpec(secret_id, "example.org", "someone", "pw-not-a-real-canary-1"),),
+        tools=(ToolSpec("recorder", "plugin.test", HandlerKind.RECORDER),),
+    )
+    args = json.dumps({"k": "{{secret:" + secret_id + "}}"})
+    host = SubprocessHost(driver_command("views-disagree"))
+    try:
+        assert "views-disagree" in host.info().name
+        host.reset(config)
+        assert host.invoke("recorder", args).disposition == "APPROVED_ONCE"
+        (receipt,) = host.observe().receipts
+        assert json.loads(receipt.raw) != receipt.view  # the broken host's views disagree
+    finally:
+        host.close()
