@@ -40,12 +40,19 @@ class Tool:
 
 
 class _Job:
+    """One handler call; ``done`` is held until the worker has set ``outcome``.
+
+    A bare lock, released once by the worker, is the cheapest signal the standard library has:
+    an ``Event`` builds a condition and a second lock for every wait.
+    """
+
     __slots__ = ("arguments", "done", "handler", "outcome")
 
     def __init__(self, handler: Handler, arguments: ToolArguments) -> None:
         self.handler = handler
         self.arguments = arguments
-        self.done = threading.Event()
+        self.done = threading.Lock()
+        self.done.acquire()
         self.outcome: ToolResult | BaseException | None = None
 
 
@@ -68,7 +75,7 @@ class Executor:
             except BaseException as error:  # a handler's failure is its result
                 job.outcome = error
             finally:
-                job.done.set()
+                job.done.release()
             with self._lock:
                 self._idle += 1
 
@@ -90,7 +97,9 @@ class Executor:
             else:
                 threading.Thread(target=self._work, name="tool-worker", daemon=True).start()
         self._jobs.put(job)
-        if not job.done.wait(timeout):
+        # As Event.wait does: a timeout of zero or less only looks.
+        finished = job.done.acquire(True, timeout) if timeout > 0 else job.done.acquire(False)
+        if not finished:
             return ToolResult(f"Tool {tool.name} timed out after {timeout:g} s", is_error=True)
         outcome = job.outcome
         if isinstance(outcome, ToolResult):

@@ -1,10 +1,10 @@
 """Step [14], the operation ledger: one JSON line per call that reaches the pre-pass.
 
 This module owns writing and reading ledger records (decisions R6.2, R6.7). The file is created
-readable by its owner only; each record is one ``write`` of one whole line under a lock, with
-``O_APPEND``, so concurrent calls never interleave. A reader skips a torn last line and reports
-it. Records are built by the registry from the agent's own arguments: this module must never be
-handed a substituted argument or an unscrubbed text.
+readable by its owner only and opened once, with ``O_APPEND``; each record is one ``write`` of
+one whole line under a lock, so concurrent calls never interleave. A reader skips a torn last
+line and reports it. Records are built by the registry from the agent's own arguments: this
+module must never be handed a substituted argument or an unscrubbed text.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import os
 import threading
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -49,25 +51,49 @@ def encode_record(record: LedgerRecord) -> bytes:
 
 
 class JsonlLedger:
-    """Appends records to a JSON Lines file created with mode 0600."""
+    """Appends records to a JSON Lines file created with mode 0600.
+
+    The file is opened at the first record and kept open, so a record costs one ``write``, not
+    an ``open`` and a ``close`` as well. :meth:`close` releases the descriptor, and so does the
+    ledger's collection; a record appended after :meth:`close`, or after a failed write, opens the
+    file again. A file moved away while it is open keeps receiving records until then.
+    """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
+        self._descriptor: int | None = None
+        self._release: Callable[[], object] | None = None
 
     def append(self, record: LedgerRecord) -> None:
         """Append ``record`` as one line, in one write."""
         line = encode_record(record)
         with self._lock:
-            descriptor = os.open(
-                self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, LEDGER_FILE_MODE
-            )
+            descriptor = self._descriptor
+            if descriptor is None:
+                descriptor = os.open(
+                    self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, LEDGER_FILE_MODE
+                )
+                self._descriptor = descriptor
+                self._release = weakref.finalize(self, os.close, descriptor)
             try:
                 written = 0
                 while written < len(line):
                     written += os.write(descriptor, line[written:])
-            finally:
-                os.close(descriptor)
+            except BaseException:
+                # As when every record opened the file: the next record starts afresh.
+                self._close_locked()
+                raise
+
+    def close(self) -> None:
+        """Release the file; the next record, if any, opens it again."""
+        with self._lock:
+            self._close_locked()
+
+    def _close_locked(self) -> None:
+        release, self._release, self._descriptor = self._release, None, None
+        if release is not None:
+            release()
 
 
 @dataclass(frozen=True, slots=True)

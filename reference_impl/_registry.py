@@ -11,8 +11,8 @@ reference names, dispositions and sizes only.
 from __future__ import annotations
 
 import logging
+import os
 import threading
-import uuid
 from collections.abc import Callable, Sequence
 
 from reference_impl import _grammar
@@ -82,13 +82,29 @@ _BROAD_DISPOSITIONS = {
 }
 
 
+def _new_id() -> str:
+    """Return what ``uuid.uuid4().hex`` returns, without building a ``UUID`` object.
+
+    Sixteen random bytes with the version nibble set to 4 and the variant bits to 10, as
+    ``uuid.UUID(bytes=..., version=4)`` sets them, in hexadecimal.
+    """
+    raw = bytearray(os.urandom(16))
+    raw[6] = raw[6] & 0x0F | 0x40
+    raw[8] = raw[8] & 0x3F | 0x80
+    return raw.hex()
+
+
+#: The scrubber of a call that resolved no value: it scrubs nothing and is never changed.
+_NO_VALUES = Scrubber(())
+
+
 class _Call:
     """What one call has gathered so far; never printed."""
 
     __slots__ = ("applied", "args", "id", "refs", "sanitized", "started", "tool")
 
     def __init__(self, tool: Tool, args: str, started: float) -> None:
-        self.id = uuid.uuid4().hex
+        self.id = _new_id()
         self.tool = tool
         self.args = args
         self.started = started
@@ -194,7 +210,11 @@ class Registry:
         if tool is None:
             return CallOutcome(Disposition.UNKNOWN_TOOL, "Unknown tool", is_error=True)
         call = _Call(tool, args_json, self.clock.monotonic())
-        self.log.debug("call %s: %s received %d characters", call.id, tool.name, len(args_json))
+        # The log calls of the common path are guarded, so that a disabled level costs no
+        # argument building.
+        debug = self.log.isEnabledFor(logging.DEBUG)
+        if debug:
+            self.log.debug("call %s: %s received %d characters", call.id, tool.name, len(args_json))
 
         # [0] kill-switch and RBAC: a withheld tool reads no vault and never prompts.
         self._trace("gate")
@@ -230,7 +250,8 @@ class Registry:
             if outcome.references:
                 parsed = outcome
                 call.refs = outcome.references
-        self.log.debug("call %s: references %s", call.id, [ref.name for ref in call.refs])
+        if debug:
+            self.log.debug("call %s: references %s", call.id, [ref.name for ref in call.refs])
 
         # [3] to [6], the pre-pass refusals, and the policy decision.
         self._trace("policy")
@@ -269,7 +290,7 @@ class Registry:
 
         # [12] scrub, before [13] the cap.
         self._trace("scrub")
-        scrubber = Scrubber(resolved)
+        scrubber = Scrubber(resolved) if resolved else _NO_VALUES
         text = result.text
         if scrubber and self.policy.result_scrubbing_enabled:
             text = scrubber.scrub(text)
@@ -282,13 +303,14 @@ class Registry:
         if result.is_error:
             snippet = cut(scrubber.scrub(text) if scrubber else text, ERROR_SNIPPET_CHARS)
         ledger_id = self._record(call, disposition, result.is_error, snippet)
-        self.log.info(
-            "call %s: %s %s, %d characters returned",
-            call.id,
-            tool.name,
-            disposition.value,
-            len(text),
-        )
+        if self.log.isEnabledFor(logging.INFO):
+            self.log.info(
+                "call %s: %s %s, %d characters returned",
+                call.id,
+                tool.name,
+                disposition.value,
+                len(text),
+            )
         return CallOutcome(
             disposition, text, result.is_error, tuple(r.name for r in call.refs), None, ledger_id
         )
@@ -337,7 +359,7 @@ class Registry:
             for reference, record in zip(call.refs, records, strict=True)
         )
         request = ApprovalRequest(
-            id=uuid.uuid4().hex,
+            id=_new_id(),
             tool_name=tool.name,
             provider_id=tool.provider_id,
             risk=max(tool.risk, Risk.HIGH) if call.refs else tool.risk,

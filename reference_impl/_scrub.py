@@ -65,10 +65,11 @@ def forms(value: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-#: Characters searched first after an occurrence. CPython's ``str.find`` switches to a search
-#: with a set-up cost per call once the text passes a few thousand characters; looking in a
-#: window below that size first keeps the cost of finding a nearby occurrence the same at every
-#: text size, so the pass stays linear in practice, not only in theory (invariant 7).
+#: Characters the overlap merge searches first after a replacement. CPython's ``str.find``
+#: switches to a search with a set-up cost per call once the text passes a few thousand
+#: characters; in the merge, which runs only on overlapping, hence dense, text, the next match is
+#: usually near, and looking in a small window first avoids that set-up. The common pass does not
+#: use it: on sparse text a window that misses costs a second search per occurrence.
 _NEAR_WINDOW: Final = 256
 
 
@@ -127,14 +128,15 @@ class Scrubber:
         # shifted left past the form's index, so that sorting orders them by start and, at one
         # start, longest first. One int per occurrence keeps the extra memory small.
         keys: list[int] = []
+        add_key = keys.append
         for index, form in enumerate(self._forms):
             at = find(form)
             if at < 0:
                 continue
             size = len(form)
             while at >= 0:
-                keys.append(at << shift | index)
-                at = _find_after(text, form, at + size)
+                add_key(at << shift | index)
+                at = find(form, at + size)
         if not keys:
             return text
         keys.sort()

@@ -3,18 +3,24 @@
 Both fast paths answer a cheaper question first and fall back to exact work; these properties
 pin that the answers never change, on generated text built from the pieces that make the edge
 cases: braces, backslashes, ``u``, hexadecimal digits of a brace in both cases, the word in
-mixed case, colons, quotes and non-ASCII characters.
+mixed case, colons, quotes and non-ASCII characters. The scrubber is also checked on texts past
+the size where ``str.find`` changes its search, and the registry's cheap call id against
+``uuid``.
 """
 
 from __future__ import annotations
 
+import random
 import re
+import uuid
+from unittest.mock import patch
 
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from reference_impl import Field, Reference, Scrubber, SecretValue, forms, has_marker, placeholder
+from reference_impl._registry import _new_id
 
 _MARKER = re.compile(r"\{\{secret:", re.IGNORECASE | re.ASCII)
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -148,3 +154,41 @@ def test_scrubber_matches_the_leftmost_longest_oracle(
     text, pairs = case
     scrubber = Scrubber((reference, SecretValue(value)) for reference, value in pairs)
     assert scrubber.scrub(text) == _oracle_scrub(text, pairs)
+
+
+def _long_text(pieces: list[str], gap: int, seed: int) -> str:
+    """Return the pieces with ``gap`` filler characters around each, a text past 30,000."""
+    rng = random.Random(seed)
+    filler = "ab \\%é+x2"
+    parts = ["".join(rng.choice(filler) for _ in range(gap))]
+    for piece in pieces:
+        parts.append(piece)
+        parts.append("".join(rng.choice(filler) for _ in range(gap)))
+    return "".join(parts)
+
+
+@pytest.mark.req("SCRUB-009", "SCRUB-016")
+@pytest.mark.parametrize("gap", [0, 1, 255, 257, 4_000])
+@pytest.mark.parametrize("overlap", [False, True], ids=["apart", "overlapping"])
+def test_scrubber_matches_the_oracle_on_long_sparse_text(gap: int, overlap: bool) -> None:
+    """Past 30,000 characters, where ``str.find`` changes search: the join, and the merge."""
+    # The end of the first value is the start of the second, and the filler cannot spell any
+    # form, so occurrences overlap only where the test puts the two values together.
+    values = ['qrst uvwx"1', 'uvwx"1 yz\\2', 'M\u00e9\\m0 n"\u20ac8']
+    pairs = list(zip(_REFERENCES, values, strict=True))
+    pieces = [form for value in values for form in forms(value)] * 3
+    if overlap:
+        pieces.insert(len(pieces) // 2, 'qrst uvwx"1 yz\\2')
+    text = _long_text(pieces, gap, seed=gap)
+    text += "x" * max(0, 31_000 - len(text))
+    scrubber = Scrubber((reference, SecretValue(value)) for reference, value in pairs)
+    assert scrubber.scrub(text) == _oracle_scrub(text, pairs)
+
+
+@pytest.mark.req("LEDG-001")
+@given(st.binary(min_size=16, max_size=16))
+def test_call_ids_are_what_uuid4_would_build(raw: bytes) -> None:
+    """The registry's call id is ``uuid.UUID(bytes=..., version=4).hex`` of the same bytes."""
+    with patch("os.urandom", return_value=raw):
+        built = _new_id()
+    assert built == uuid.UUID(bytes=raw, version=4).hex

@@ -193,3 +193,45 @@ def test_concurrent_appends_never_interleave(tmp_path: Path) -> None:
     assert contents.problems == ()
     assert len(contents.records) == 200
     assert len({r.id for r in contents.records}) == 200
+
+
+@pytest.mark.req("LEDG-009", "LEDG-010")
+def test_the_file_is_opened_once_and_released_by_close(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Records share one descriptor; close releases it, and a later record opens the file again."""
+    path = tmp_path / "ledger.jsonl"
+    ledger = JsonlLedger(path)
+    opened: list[int] = []
+    closed: list[int] = []
+    real_open, real_close = os.open, os.close
+
+    def counting_open(*args: object, **kwargs: object) -> int:
+        descriptor = real_open(*args, **kwargs)  # type: ignore[arg-type]
+        opened.append(descriptor)
+        return descriptor
+
+    def counting_close(descriptor: int) -> None:
+        closed.append(descriptor)
+        real_close(descriptor)
+
+    monkeypatch.setattr(os, "open", counting_open)
+    monkeypatch.setattr(os, "close", counting_close)
+    old_umask = os.umask(0)
+    try:
+        for index in range(5):
+            ledger.append(sample(index))
+        assert len(opened) == 1
+        ledger.close()
+        ledger.close()  # closing twice is harmless
+        assert closed == opened
+        ledger.append(sample(5))
+        ledger.close()
+    finally:
+        os.umask(old_umask)
+    assert len(opened) == 2
+    assert closed == opened
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    contents = read_ledger(path)
+    assert contents.problems == ()
+    assert [r.id for r in contents.records] == [f"rec-{index}" for index in range(6)]
