@@ -207,3 +207,15 @@ def test_requirement_outcome_keeps_baselined_musts_visible() -> None:
     assert requirement_outcome("SHOULD", [baselined]) == "non-strict"
     assert requirement_outcome("MUST", [baselined, failing]) is None
     assert requirement_outcome("MUST", []) is None
+
+
+def test_the_documents_example_file_is_valid() -> None:
+    """The expectations example in the driver protocol document matches the schema."""
+    import yaml
+
+    doc = Path(__file__).resolve().parents[2] / "docs" / "driver-protocol.md"
+    text = doc.read_text(encoding="utf-8").split("## Expectations: your host's known failures")[1]
+    example = text.split("```yaml", 1)[1].split("```", 1)[0]
+    parsed = parse(yaml.safe_load(example), "docs/driver-protocol.md")
+    assert [entry.kind for entry in parsed.known] == ["requirement", "vector", "check"]
+    assert len(parsed.flaky) == 1
