@@ -390,7 +390,9 @@ class _Connection:
 
     def _reply_error(self, request_id: Any, code: str, message: str) -> None:
         with contextlib.suppress(HostError):
-            self.send({"id": request_id, "error": {"code": code, "message": message}})
+            self.send(
+                {"id": request_id, "error": {"code": code, "message": message}}, "error.response"
+            )
 
     def answer_prompt(self, prompt_id: Any, answer: str) -> None:
         """Send the operator's answer to one prompt; a failed host is left to its waiters."""
