@@ -563,3 +563,37 @@ def test_python_dash_m_smoke(files: dict[str, Path]) -> None:
     assert broken.returncode == 2
     assert broken.stderr.count("\n") == 1
     assert "Traceback" not in broken.stderr
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.mark.req("OPS-001", "OPS-002")
+def test_the_readmes_example_files_run(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The vault and policy files the README's example names load and serve a call."""
+    vault, policy = str(EXAMPLES / "vault.json"), str(EXAMPLES / "policy.json")
+    code, out, _err = run(monkeypatch, capsys, ["list", "--vault", vault])
+    assert code == 0
+    assert out.splitlines()[0].split("\t") == [
+        "6f1d2c3e-4b5a-4c6d-8e7f-90a1b2c3d4e5",
+        "api.example.com",
+        "alice",
+    ]
+    argv = [
+        "invoke",
+        "echo",
+        "--vault",
+        vault,
+        "--policy",
+        policy,
+        "--permission",
+        "secret.read",
+        "--args",
+        '{"header": "Bearer {{secret:6f1d2c3e-4b5a-4c6d-8e7f-90a1b2c3d4e5}}"}',
+    ]
+    code, out, _err = run(monkeypatch, capsys, argv, "approve\n")
+    assert code == 0
+    assert "[secret:6f1d2c3e-4b5a-4c6d-8e7f-90a1b2c3d4e5.password]" in out
+    assert "example-not-a-real-key" not in out
