@@ -33,7 +33,7 @@ _CORE_LENGTH: Final = 22
 
 _URL_SAFE: Final = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-*_")
 
-_SHORT_ESCAPES: Final = {
+SHORT_ESCAPES: Final = {
     '"': '\\"',
     "\\": "\\\\",
     "\b": "\\b",
@@ -153,7 +153,7 @@ def json_escape(value: str) -> str:
     """
     out: list[str] = []
     for char in value:
-        short = _SHORT_ESCAPES.get(char)
+        short = SHORT_ESCAPES.get(char)
         if short is not None:
             out.append(short)
         elif ord(char) < 0x20:

@@ -12,56 +12,24 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from typing import Final
-from urllib.parse import quote_from_bytes
 
+from conformance.canary import json_escape, required_forms, url_form
 from reference_impl import Field, Reference
 
 #: Values shorter than this are never scrubbed (decisions R5.1).
 MIN_SCRUBBED: Final = 8
 
-_JSON_SHORT: Final = {
-    '"': '\\"',
-    "\\": "\\\\",
-    "\b": "\\b",
-    "\f": "\\f",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-}
-
-
-def own_json_escape(value: str) -> str:
-    """Return form b of decisions R5.2, character by character."""
-    out = []
-    for char in value:
-        if char in _JSON_SHORT:
-            out.append(_JSON_SHORT[char])
-        elif ord(char) < 0x20:
-            out.append(f"\\u{ord(char):04x}")
-        else:
-            out.append(char)
-    return "".join(out)
-
-
-def own_form_encode(value: str) -> str:
-    """Return form c of decisions R5.2 with the standard library's percent-encoder.
-
-    ``quote_from_bytes`` always keeps ``~`` and, given ``safe="*"``, keeps ``*``; the design
-    keeps ``*`` but not ``~``, and writes a space as ``+``.
-    """
-    data = value.encode("utf-8", "surrogatepass")
-    return quote_from_bytes(data, safe="* ").replace("~", "%7E").replace(" ", "+")
+# Forms b and c come from the conformance suite's own oracles, written from the rulings
+# without the reference host: one independent definition serves the suite and the fuzzers.
+own_json_escape = json_escape
+own_form_encode = url_form
 
 
 def own_forms(value: str) -> tuple[str, ...]:
     """Return forms a to d of a value, without repeats, or none under 8 code points."""
     if len(value) < MIN_SCRUBBED:
         return ()
-    form_c = own_form_encode(value)
-    found: dict[str, None] = {}
-    for form in (value, own_json_escape(value), form_c, form_c.replace("+", "%20")):
-        found.setdefault(form, None)
-    return tuple(found)
+    return tuple(required_forms(value).values())
 
 
 def own_placeholder(reference: Reference) -> str:

@@ -22,6 +22,7 @@ from typing import Any, Final, TypeAlias
 from hypothesis import assume
 from hypothesis import strategies as st
 
+from conformance.canary import SHORT_ESCAPES as _SHORT_ESCAPES
 from fuzz.oracles import own_forms
 from reference_impl import (
     REASON_BAD_FIELD,
@@ -74,16 +75,6 @@ LOOKALIKES: Final = (
 #: reference host's own pattern (decisions R1.1).
 OWN_MARKER_RE: Final = re.compile(r"\{\{[sS][eE][cC][rR][eE][tT]:")
 
-#: Characters JSON escapes with a short form (RFC 8259, section 7).
-_SHORT_ESCAPES: Final = {
-    '"': '\\"',
-    "\\": "\\\\",
-    "\b": "\\b",
-    "\f": "\\f",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-}
 
 # --- ground truth ---------------------------------------------------------------------------
 
