@@ -101,7 +101,7 @@ _NO_VALUES = Scrubber(())
 class _Call:
     """What one call has gathered so far; never printed."""
 
-    __slots__ = ("applied", "args", "id", "refs", "sanitized", "started", "tool")
+    __slots__ = ("applied", "args", "id", "marked", "refs", "sanitized", "started", "tool")
 
     def __init__(self, tool: Tool, args: str, started: float) -> None:
         self.id = _new_id()
@@ -111,10 +111,12 @@ class _Call:
         self.refs: tuple[Reference, ...] = ()
         self.applied = "none"
         self.sanitized: str | None = None
+        self.marked: bool | None = None
 
     def sanitized_args(self) -> str:
         if self.sanitized is None:
-            self.sanitized = sanitize_arguments(self.args)
+            # The scan's answer, once step [1] has run, spares the sanitizer a second scan.
+            self.sanitized = sanitize_arguments(self.args, marked=self.marked)
         return self.sanitized
 
 
@@ -242,7 +244,8 @@ class Registry:
         # [1] the marker scan, which is all a call without references pays; [2] the parse.
         self._trace("scan")
         parsed: _grammar.ParsedArguments | None = None
-        if has_marker(args_json):
+        call.marked = has_marker(args_json)
+        if call.marked:
             self._trace("parse")
             outcome = _grammar.parse_arguments(args_json)
             if isinstance(outcome, Refusal):

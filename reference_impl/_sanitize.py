@@ -96,17 +96,21 @@ def cut(text: str, limit: int) -> str:
     return text[: max(0, limit - len(note))] + note
 
 
-def sanitize_arguments(raw: str, limit: int = SANITIZED_ARGS_CHARS) -> str:
+def sanitize_arguments(
+    raw: str, limit: int = SANITIZED_ARGS_CHARS, *, marked: bool | None = None
+) -> str:
     """Return the agent's arguments as the ledger and the approval request show them.
 
     Args:
         raw: The arguments exactly as the agent sent them.
         limit: The most characters to keep.
+        marked: What the marker scan said of ``raw``, when the caller has already asked it;
+            ``None`` scans here.
 
     Returns:
         The arguments with malformed candidates redacted, cut to ``limit`` characters.
     """
-    if has_marker(raw):
+    if marked if marked is not None else has_marker(raw):
         try:
             raw = _redact_json(raw)
         except _JSONSyntaxError:
