@@ -16,7 +16,6 @@ import argparse
 import contextlib
 import dataclasses
 import functools
-import importlib
 import io
 import json
 import sys
@@ -28,60 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from conformance import mutants_grammar, mutants_path
 from conformance.host import HostUnderTest
+from conformance.mutant_base import Mutant, Patch, applied
 
-#: A patch: (module, dotted attribute inside it, function of the original to the replacement).
-Patch = tuple[str, str, Callable[[Any], Any]]
+__all__ = ["BY_NAME", "MUTANTS", "Mutant", "Patch", "applied", "get", "selftest"]
 
 _local = threading.local()
-
-
-@dataclass(frozen=True, slots=True)
-class Mutant:
-    """One broken reference host.
-
-    Attributes:
-        name: A stable name, used on the command line.
-        requirement: The one requirement ID it violates; the suite must fail naming it.
-        description: What is broken, in one sentence.
-        patches: How it is broken.
-        driver: Whether it can also run behind the reference driver (subprocess path).
-        via: The path the self-test checks it through by default: ``"inprocess"`` or
-            ``"driver"`` (the reference driver in a subprocess).
-    """
-
-    name: str
-    requirement: str
-    description: str
-    patches: tuple[Patch, ...]
-    driver: bool = True
-    via: str = "inprocess"
-
-
-def _resolve(module_name: str, dotted: str) -> tuple[Any, str]:
-    owner: Any = importlib.import_module(module_name)
-    *parents, attribute = dotted.split(".")
-    for parent in parents:
-        owner = getattr(owner, parent)
-    return owner, attribute
-
-
-@contextlib.contextmanager
-def applied(mutant: Mutant) -> Iterator[None]:
-    """Apply ``mutant``'s patches for the duration of the block, then undo them."""
-    undo: list[tuple[Any, str, Any]] = []
-    try:
-        for module_name, dotted, transform in mutant.patches:
-            owner, attribute = _resolve(module_name, dotted)
-            original = (
-                owner.__dict__[attribute] if isinstance(owner, type) else getattr(owner, attribute)
-            )
-            undo.append((owner, attribute, original))
-            setattr(owner, attribute, transform(original))
-        yield
-    finally:
-        for owner, attribute, original in reversed(undo):
-            setattr(owner, attribute, original)
 
 
 # --- the transforms ---------------------------------------------------------------------------
@@ -519,8 +471,8 @@ def _permission_dropped(original: Any) -> Callable[..., Any]:
 
 _REG = "reference_impl._registry"
 
-#: The catalog. Each mutant breaks one requirement of decisions R1 to R7.
-MUTANTS: Final[tuple[Mutant, ...]] = (
+#: The first mutants; :data:`MUTANTS` adds the grammar and governed-path catalogs.
+_CORE: Final[tuple[Mutant, ...]] = (
     Mutant(
         "ledger-substituted-args",
         "LEDG-004",
@@ -774,6 +726,9 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         (("reference_impl.harness", "Tool", _permission_dropped),),
     ),
 )
+
+#: The catalog. Each mutant breaks one requirement of decisions R1 to R7.
+MUTANTS: Final[tuple[Mutant, ...]] = (*_CORE, *mutants_grammar.MUTANTS, *mutants_path.MUTANTS)
 
 #: Mutants by name.
 BY_NAME: Final = {mutant.name: mutant for mutant in MUTANTS}

@@ -1,0 +1,67 @@
+"""What a mutant is, and how one is applied.
+
+This module owns the :class:`Mutant` record (a name, the one requirement it violates, a
+description and its patches) and :func:`applied`, which swaps one attribute of a
+``reference_impl`` module or class for a function of the original and puts it back afterwards.
+The catalogs live in :mod:`conformance.mutants` and the modules it gathers. A mutant changes
+behaviour only; none may print a value.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+#: A patch: (module, dotted attribute inside it, function of the original to the replacement).
+Patch = tuple[str, str, Callable[[Any], Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Mutant:
+    """One broken reference host.
+
+    Attributes:
+        name: A stable name, used on the command line.
+        requirement: The one requirement ID it violates; the suite must fail naming it.
+        description: What is broken, in one sentence.
+        patches: How it is broken.
+        driver: Whether it can also run behind the reference driver (subprocess path).
+        via: The path the self-test checks it through by default: ``"inprocess"`` or
+            ``"driver"`` (the reference driver in a subprocess).
+    """
+
+    name: str
+    requirement: str
+    description: str
+    patches: tuple[Patch, ...]
+    driver: bool = True
+    via: str = "inprocess"
+
+
+def _resolve(module_name: str, dotted: str) -> tuple[Any, str]:
+    owner: Any = importlib.import_module(module_name)
+    *parents, attribute = dotted.split(".")
+    for parent in parents:
+        owner = getattr(owner, parent)
+    return owner, attribute
+
+
+@contextlib.contextmanager
+def applied(mutant: Mutant) -> Iterator[None]:
+    """Apply ``mutant``'s patches for the duration of the block, then undo them."""
+    undo: list[tuple[Any, str, Any]] = []
+    try:
+        for module_name, dotted, transform in mutant.patches:
+            owner, attribute = _resolve(module_name, dotted)
+            original = (
+                owner.__dict__[attribute] if isinstance(owner, type) else getattr(owner, attribute)
+            )
+            undo.append((owner, attribute, original))
+            setattr(owner, attribute, transform(original))
+        yield
+    finally:
+        for owner, attribute, original in reversed(undo):
+            setattr(owner, attribute, original)
