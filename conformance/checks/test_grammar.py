@@ -111,11 +111,17 @@ def _check_refused(vector: GrammarVector, outcome: Any, seen: Any, *, strict: bo
         ids,
         f"disposition {outcome.disposition}, expected {vector.disposition}",
     )
+    # A vault read means a candidate the grammar rejects was taken as a reference.
+    grammar = [rid for rid in ids if rid.startswith("GRAM-") and rid not in _LOCATION_REQUIREMENTS]
+    require(
+        seen.vault_reads == (),
+        ("VAULT-001", *grammar),
+        "a call refused while parsing read the vault",
+    )
     for canary in vector.canaries:
         require(canary not in outcome.text, "MSG-012", "the refusal quotes the candidate's text")
     require(seen.receipts == (), ("INV2", "SUBST-004"), "the handler ran for a refused call")
     require(seen.approval_requests == (), "ORD-003", "a refused call prompted the operator")
-    require(seen.vault_reads == (), "VAULT-001", "a call refused while parsing read the vault")
     records = ledger_records(seen)
     require(len(records) == 1, "LEDG-005", f"{len(records)} ledger records for a refused call")
     record = records[0]
