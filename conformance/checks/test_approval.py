@@ -125,6 +125,30 @@ def test_request_descriptors(host: RecordingHost, mint: Mint, field_name: str) -
     require("stamp" in request, "APPR-011", "the request carries no revocation stamp")
 
 
+#: What an approval is bound to beyond its references: the tool's and the provider's rules.
+_BOUND_TO = {"tool": RECORDER.name, "provider": PROVIDER}
+
+
+@pytest.mark.req("APPR-011")
+@pytest.mark.parametrize("kind", list(_BOUND_TO))
+def test_approval_bound_to_tool_and_provider(host: RecordingHost, mint: Mint, kind: str) -> None:
+    """An approval does not hold once the tool's or the provider's rule is revoked under it."""
+    host.need("control.save-rule", "control.revoke")
+    secret = make_secret(mint)
+    host.reset(config([secret]))
+
+    def change(control: Control) -> None:
+        control.save_rule(kind, _BOUND_TO[kind], "ALLOW")
+        control.revoke(kind, _BOUND_TO[kind])
+
+    outcome = host.invoke(RECORDER.name, args_json({"x": ref(secret.id)}), acting(change))
+    require(
+        outcome.is_error and host.observe().receipts == (),
+        "APPR-011",
+        f"the approval held after the {kind}'s rule was revoked while the prompt was open",
+    )
+
+
 @pytest.mark.req("APPR-003")
 @pytest.mark.parametrize("risk", ["LOW", "MEDIUM", "HIGH", "CRITICAL"])
 def test_request_risk_at_least_high(host: RecordingHost, mint: Mint, risk: str) -> None:

@@ -8,13 +8,16 @@ console commands directly, since the driver protocol has no window onto a host's
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import json
 import os
 import stat
 import subprocess
 import sys
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -115,12 +118,37 @@ def test_torn_last_line_skipped(host: RecordingHost, tmp_path: Path) -> None:
 #: Runs ``secref`` as its console script does.
 _RUN_SECREF = "import sys; from reference_impl.cli import main; sys.exit(main(sys.argv[1:]))"
 
+#: The two ways a check runs ``secref``: as its console script does, in a process of its own,
+#: and through ``reference_impl.cli.main`` in this process, so that the command is checked
+#: against the reference package as this run has it.
+_HOW = ("console", "in-process")
 
-def _secref(tmp_path: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+
+@dataclass(frozen=True, slots=True)
+class _Done:
+    """What one run of ``secref`` ended with."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def _secref(tmp_path: Path, how: str, *arguments: str) -> _Done:
     """Run the reference ``secref`` command with no terminal attached."""
     if importlib.util.find_spec("reference_impl.cli") is None:
         pytest.skip("the reference command line (reference_impl.cli) is not available")
-    return subprocess.run(
+    if how == "in-process":
+        from reference_impl.cli import main
+
+        stdout, stderr, stdin = io.StringIO(), io.StringIO(), sys.stdin
+        sys.stdin = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+                code = main(list(arguments))
+        finally:
+            sys.stdin = stdin
+        return _Done(code, stdout.getvalue(), stderr.getvalue())
+    done = subprocess.run(
         [sys.executable, "-c", _RUN_SECREF, *arguments],
         capture_output=True,
         text=True,
@@ -129,6 +157,7 @@ def _secref(tmp_path: Path, *arguments: str) -> subprocess.CompletedProcess[str]
         check=False,
         cwd=tmp_path,
     )
+    return _Done(done.returncode, done.stdout, done.stderr)
 
 
 def _vault_file(tmp_path: Path, mint: Mint) -> tuple[Path, list[SecretSpec]]:
@@ -152,16 +181,17 @@ def _vault_file(tmp_path: Path, mint: Mint) -> tuple[Path, list[SecretSpec]]:
 def test_list_prints_id_website_username(host: RecordingHost, mint: Mint, tmp_path: Path) -> None:
     """Listing secrets prints one id<TAB>website<TAB>username line per secret, in order."""
     vault, secrets = _vault_file(tmp_path, mint)
-    done = _secref(tmp_path, "list", "--vault", str(vault))
     expected = [f"{s.id}\t{s.website}\t{s.username}" for s in secrets]
-    require(done.returncode == 0, "OPS-001", f"secref list exited {done.returncode}")
-    require(
-        done.stdout.splitlines() == expected,
-        "OPS-001",
-        "secref list does not print one id<TAB>website<TAB>username line per secret",
-    )
-    for secret in secrets:
-        require(secret.password not in done.stdout, "OPS-001", "secref list printed a password")
+    for how in _HOW:
+        done = _secref(tmp_path, how, "list", "--vault", str(vault))
+        require(done.returncode == 0, "OPS-001", f"secref list ({how}) exited {done.returncode}")
+        require(
+            done.stdout.splitlines() == expected,
+            "OPS-001",
+            f"secref list ({how}) does not print one id<TAB>website<TAB>username line per secret",
+        )
+        for secret in secrets:
+            require(secret.password not in done.stdout, "OPS-001", "secref list printed a password")
 
 
 @pytest.mark.req("OPS-002")
@@ -172,37 +202,39 @@ def test_cli_invoke_takes_the_governed_path(
     vault, secrets = _vault_file(tmp_path, mint)
     policy = tmp_path / "policy.json"
     policy.write_text(json.dumps({"tools": {"echo": "ALLOW"}}), encoding="utf-8")
-    ledger = tmp_path / "ledger.jsonl"
     args = json.dumps({"v": "{{secret:" + secrets[0].id + "}}"})
-    done = _secref(
-        tmp_path,
-        "invoke",
-        "echo",
-        "--args",
-        args,
-        "--vault",
-        str(vault),
-        "--policy",
-        str(policy),
-        "--ledger",
-        str(ledger),
-        "--permission",
-        "secret.read",
-    )
-    require(
-        "approval requested" in done.stderr,
-        "OPS-002",
-        "secref invoke ran a secret-bearing call without prompting the operator",
-    )
-    records = [json.loads(line) for line in ledger.read_text(encoding="utf-8").splitlines()]
-    require(
-        len(records) == 1 and records[0]["secretRefs"] == [f"{secrets[0].id}.password"],
-        "OPS-002",
-        "secref invoke did not record the call with its reference in the ledger",
-    )
-    for secret in secrets:
-        for text in (done.stdout, done.stderr, ledger.read_text(encoding="utf-8")):
-            require(secret.password not in text, "OPS-002", "secref invoke printed a value")
+    for how in _HOW:
+        ledger = tmp_path / f"ledger-{how}.jsonl"
+        done = _secref(
+            tmp_path,
+            how,
+            "invoke",
+            "echo",
+            "--args",
+            args,
+            "--vault",
+            str(vault),
+            "--policy",
+            str(policy),
+            "--ledger",
+            str(ledger),
+            "--permission",
+            "secret.read",
+        )
+        require(
+            "approval requested" in done.stderr,
+            "OPS-002",
+            f"secref invoke ({how}) ran a secret-bearing call without prompting the operator",
+        )
+        records = [json.loads(line) for line in ledger.read_text(encoding="utf-8").splitlines()]
+        require(
+            len(records) == 1 and records[0]["secretRefs"] == [f"{secrets[0].id}.password"],
+            "OPS-002",
+            f"secref invoke ({how}) did not record the call with its reference in the ledger",
+        )
+        for secret in secrets:
+            for text in (done.stdout, done.stderr, ledger.read_text(encoding="utf-8")):
+                require(secret.password not in text, "OPS-002", "secref invoke printed a value")
 
 
 @pytest.mark.req("SCRUB-016")
@@ -213,12 +245,15 @@ def test_single_pass_leftmost_longest(host: RecordingHost) -> None:
     short = Reference("00000000-0000-4000-8000-000000000001", Field.PASSWORD)
     long_ = Reference("00000000-0000-4000-8000-000000000002", Field.PASSWORD)
     inner = Reference("00000000-0000-4000-8000-000000000003", Field.NOTES)
+    word = Reference("00000000-0000-4000-8000-000000000004", Field.USERNAME)
     scrubber = Scrubber(
         [
             (short, SecretValue("Qx7pLm2vRt")),
             (long_, SecretValue("Qx7pLm2vRtZZ")),
             # A value that occurs inside the first placeholder's text.
             (inner, SecretValue(short.id)),
+            # A value shorter than the others that occurs only inside placeholders.
+            (word, SecretValue("password")),
         ]
     )
     text = "a Qx7pLm2vRtZZ b Qx7pLm2vRt c"

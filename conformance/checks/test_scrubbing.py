@@ -115,6 +115,22 @@ def test_scrub_vector(host: RecordingHost, mint: Mint, members: tuple[ScrubVecto
         )
 
 
+@pytest.mark.req("SCRUB-009")
+def test_overlap_then_repeat(host: RecordingHost, mint: Mint) -> None:
+    """After two values overlap, a later occurrence of the one passed over is still scrubbed."""
+    x, y, z = (mint.canary(Kind.PLAIN, "piece").value[:10] for _ in range(3))
+    first = SecretSpec(new_id(), "first.example", "user-first-x", x + y)
+    second = SecretSpec(new_id(), "second.example", "user-second-x", y + z)
+    static = tool("static", HandlerKind.STATIC, text=x + y + z + " then " + y + z)
+    host.reset(config([first, second], tools=(static,)))
+    outcome = host.invoke(static.name, args_json({"a": ref(first.id), "b": ref(second.id)}))
+    require(not outcome.is_error, "SCRUB-009", f"the call ended {outcome.disposition}")
+    for number, secret in enumerate((first, second), start=1):
+        for name, form in required_forms(secret.password).items():
+            if form in outcome.text:
+                fail("SCRUB-009", f"form {name} of overlapping value {number} survived scrubbing")
+
+
 @pytest.mark.req("SCRUB-007")
 def test_placeholder_names_lower_case_id(host: RecordingHost, mint: Mint) -> None:
     """The placeholder is [secret:<lower-case id>.<field>], whatever case the agent wrote."""

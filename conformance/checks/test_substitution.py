@@ -73,6 +73,33 @@ def test_reference_free_call_is_untouched(host: RecordingHost, mint: Mint, name:
     )
 
 
+@pytest.mark.req("INV5", "VAULT-003")
+def test_reference_free_call_after_a_secret_call(host: RecordingHost, mint: Mint) -> None:
+    """A reference-free call after a secret-bearing one is untouched, reads nothing, refs empty."""
+    secret = make_secret(mint)
+    host.reset(config([secret]))
+    host.invoke(RECORDER.name, args_json({"x": ref(secret.id)}))
+    reads = host.observe().vault_reads
+    args = TRANSPARENT["spaced"]
+    outcome = host.invoke(RECORDER.name, args)
+    seen = host.observe()
+    require(not outcome.is_error, "INV5", f"a reference-free call ended {outcome.disposition}")
+    require(
+        len(seen.receipts) == 2 and seen.receipts[-1].raw == args,
+        "INV5",
+        "the handler's raw arguments differ from what the agent sent",
+    )
+    require(
+        seen.vault_reads == reads, ("VAULT-003", "INV5"), "a reference-free call read the vault"
+    )
+    records = ledger_records(seen)
+    require(
+        len(records) == 2 and records[-1].get("secretRefs", []) == [],
+        "INV5",
+        "a reference-free call after a secret-bearing one did not record empty secretRefs",
+    )
+
+
 def _nested(first: Any, second: Any) -> str:
     return (
         '{"top": "'
