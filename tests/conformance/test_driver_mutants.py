@@ -46,6 +46,14 @@ def test_catalog_has_thirty_distinct_mutants_breaking_musts() -> None:
         assert mutant.driver or mutant.via == "inprocess"
 
 
+def test_every_must_has_a_mutant() -> None:
+    """Every MUST of the catalog is broken by at least one mutant the self-test must catch."""
+    catalog = _catalog()
+    musts = {rid for rid, entry in catalog.items() if entry["level"] == "MUST"}
+    broken = {mutant.requirement for mutant in MUTANTS}
+    assert sorted(musts - broken) == []
+
+
 def test_every_section_and_invariant_is_covered() -> None:
     """Mutants break requirements of every section R1 to R7 and every invariant."""
     catalog = _catalog()
