@@ -9,7 +9,7 @@ paths but speed. A mutant host is this adapter with a broken registry factory.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from conformance.host import (
@@ -21,6 +21,7 @@ from conformance.host import (
     OperatorScript,
 )
 from conformance.hosts.wire import (
+    WireControl,
     config_to_wire,
     info_from_wire,
     observation_from_wire,
@@ -28,31 +29,6 @@ from conformance.hosts.wire import (
 )
 from reference_impl._registry import Registry
 from reference_impl.harness import HarnessHost, RegistryFactory
-
-
-class _Control:
-    """The operator's mid-prompt actions, applied straight to the harness."""
-
-    def __init__(self, harness: HarnessHost) -> None:
-        self._harness = harness
-
-    def revoke(self, kind: str, name: str) -> None:
-        self._harness.control("revoke", {"kind": kind, "name": name})
-
-    def reset(self) -> None:
-        self._harness.control("reset", {})
-
-    def save_rule(self, kind: str, name: str, rule: str) -> None:
-        self._harness.control("saveRule", {"kind": kind, "name": name, "rule": rule})
-
-    def set_permissions(self, admin: bool, permissions: Sequence[str]) -> None:
-        self._harness.control("setPermissions", {"admin": admin, "permissions": list(permissions)})
-
-    def trust_session(self, tool: str) -> None:
-        self._harness.control("trustSession", {"tool": tool})
-
-    def set_yolo(self, enabled: bool) -> None:
-        self._harness.control("setYolo", {"enabled": enabled})
 
 
 class _Pending:
@@ -85,7 +61,7 @@ class InProcessHost:
 
     def __init__(self, registry_factory: RegistryFactory = Registry) -> None:
         self._harness = HarnessHost(registry_factory)
-        self._control = _Control(self._harness)
+        self._control = WireControl(self._harness.control)
 
     def info(self) -> HostInfo:
         """Return the reference host's description."""

@@ -37,6 +37,7 @@ from conformance.host import (
 )
 from conformance.hosts import HostSelectionError
 from conformance.hosts.wire import (
+    WireControl,
     config_to_wire,
     info_from_wire,
     observation_from_wire,
@@ -546,37 +547,11 @@ class _Connection:
 # --- the host under test ----------------------------------------------------------------------
 
 
-class _Control:
-    """The operator's mid-prompt actions, sent to the host as ``control`` requests."""
-
-    def __init__(self, host: SubprocessHost, connection: _Connection) -> None:
-        self._host = host
-        self._connection = connection
-
-    def _op(self, op: str, **params: Any) -> None:
-        self._connection.request("control", {"op": op, **params}, self._host.call_timeout)
-
-    def revoke(self, kind: str, name: str) -> None:
-        self._op("revoke", kind=kind, name=name)
-
-    def reset(self) -> None:
-        self._op("reset")
-
-    def save_rule(self, kind: str, name: str, rule: str) -> None:
-        self._op("saveRule", kind=kind, name=name, rule=rule)
-
-    def set_permissions(self, admin: bool, permissions: Sequence[str]) -> None:
-        self._op("setPermissions", admin=admin, permissions=list(permissions))
-
-    def trust_session(self, tool: str) -> None:
-        self._op("trustSession", tool=tool)
-
-    def set_yolo(self, enabled: bool) -> None:
-        self._op("setYolo", enabled=enabled)
-
-    def kill(self, tool: str | None = None) -> None:
-        """Kill-switch one tool, or every tool with ``None``."""
-        self._op("kill", tool=tool)
+def _control(host: SubprocessHost, connection: _Connection) -> WireControl:
+    """Return the operator's mid-prompt actions, sent as ``control`` requests."""
+    return WireControl(
+        lambda op, params: connection.request("control", {"op": op, **params}, host.call_timeout)
+    )
 
 
 class _Pending:
@@ -737,7 +712,7 @@ class SubprocessHost:
         if operator is not None:
             with connection.paused(invoke_id):
                 try:
-                    answer = operator(request, _Control(self, connection))
+                    answer = operator(request, _control(self, connection))
                 except Exception:  # an operator that fails has not approved
                     answer = Answer.DENY
         if answer is Answer.NONE:
@@ -841,10 +816,10 @@ class SubprocessHost:
         connection, waiter = self._begin(tool, args, operator)
         return _Pending(self, connection, waiter)
 
-    def control(self) -> _Control:
+    def control(self) -> WireControl:
         """Return the operator's control surface outside any prompt."""
         connection = self._live()
-        return _Control(self, connection)
+        return _control(self, connection)
 
     def observe(self) -> Observation:
         """Return every surface, with the host's standard error as ``printed``."""

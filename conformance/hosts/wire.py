@@ -9,7 +9,7 @@ the subprocess driver speaking exactly the same protocol.
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from conformance.host import (
@@ -87,3 +87,43 @@ def observation_from_wire(data: Mapping[str, Any], printed: str = "") -> Observa
         vault_reads=tuple(int(page) for page in data.get("vaultReads", ())),
         printed=printed,
     )
+
+
+class WireControl:
+    """The operator's mid-prompt actions (:class:`conformance.host.Control`) as ``control`` ops.
+
+    Args:
+        send: Delivers one op and its params: straight to the harness in process, or as a
+            ``control`` request over the wire.
+    """
+
+    def __init__(self, send: Callable[[str, dict[str, Any]], object]) -> None:
+        self._send = send
+
+    def revoke(self, kind: str, name: str) -> None:
+        """Revoke the saved rule of a ``"tool"`` or a ``"provider"``."""
+        self._send("revoke", {"kind": kind, "name": name})
+
+    def reset(self) -> None:
+        """Reset every saved rule and all session trust."""
+        self._send("reset", {})
+
+    def save_rule(self, kind: str, name: str, rule: str) -> None:
+        """Save ``ALLOW``, ``ASK`` or ``DENY`` for a ``"tool"`` or a ``"provider"``."""
+        self._send("saveRule", {"kind": kind, "name": name, "rule": rule})
+
+    def set_permissions(self, admin: bool, permissions: Sequence[str]) -> None:
+        """Change the signed-in user's role and permissions."""
+        self._send("setPermissions", {"admin": admin, "permissions": list(permissions)})
+
+    def trust_session(self, tool: str) -> None:
+        """Trust a tool for the session."""
+        self._send("trustSession", {"tool": tool})
+
+    def set_yolo(self, enabled: bool) -> None:
+        """Turn YOLO mode on or off."""
+        self._send("setYolo", {"enabled": enabled})
+
+    def kill(self, tool: str | None = None) -> None:
+        """Pull the kill-switch for one tool, or for every tool with ``None``."""
+        self._send("kill", {"tool": tool})
