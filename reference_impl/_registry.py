@@ -301,10 +301,14 @@ class Registry:
         text = cap(text)
 
         # [14] the ledger, from the agent's own arguments. Its error snippet is scrubbed even
-        # with result scrubbing off: the ledger is a persistent surface.
+        # with result scrubbing off, since the ledger is a persistent surface; with it on, the
+        # text was scrubbed at [12] and is not scrubbed again.
         snippet = None
         if result.is_error:
-            snippet = cut(scrubber.scrub(text) if scrubber else text, ERROR_SNIPPET_CHARS)
+            if scrubber and not self.policy.result_scrubbing_enabled:
+                snippet = cut(scrubber.scrub(text), ERROR_SNIPPET_CHARS)
+            else:
+                snippet = cut(text, ERROR_SNIPPET_CHARS)
         ledger_id = self._record(call, disposition, result.is_error, snippet)
         if self.log.isEnabledFor(logging.INFO):
             self.log.info(
