@@ -216,6 +216,22 @@ class HeldOperator:
 # --- reading surfaces -------------------------------------------------------------------------
 
 
+#: The fields every ledger record carries (decisions R6.2).
+LEDGER_FIELDS: Final = (
+    "id",
+    "timestamp",
+    "toolName",
+    "providerId",
+    "policyApplied",
+    "approvalDisposition",
+    "durationMs",
+    "isError",
+    "sanitizedArgs",
+    "errorSnippet",
+    "secretRefs",
+)
+
+
 def ledger_records(observation: Observation) -> list[dict[str, Any]]:
     """Return the ledger's records, one per whole line that decodes to an object.
 

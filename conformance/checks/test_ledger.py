@@ -19,6 +19,7 @@ from conformance.host import Answer
 from conformance.outcomes import require, should
 from conformance.scenario import (
     ECHO,
+    LEDGER_FIELDS,
     RECORDER,
     THROWER,
     RecordingHost,
@@ -30,20 +31,6 @@ from conformance.scenario import (
     name_of,
     new_id,
     ref,
-)
-
-FIELDS = (
-    "id",
-    "timestamp",
-    "toolName",
-    "providerId",
-    "policyApplied",
-    "approvalDisposition",
-    "durationMs",
-    "isError",
-    "sanitizedArgs",
-    "errorSnippet",
-    "secretRefs",
 )
 
 
@@ -66,7 +53,7 @@ def test_records_are_json_lines_with_every_field(host: RecordingHost, mint: Mint
             record = None
         require(isinstance(record, dict), "LEDG-001", f"ledger line {number} is not a JSON object")
         assert isinstance(record, dict)
-        missing = [name for name in FIELDS if name not in record]
+        missing = [name for name in LEDGER_FIELDS if name not in record]
         require(not missing, "LEDG-001", f"ledger line {number} lacks {missing}")
         require(
             isinstance(record["secretRefs"], list)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.scenario import LEDGER_FIELDS
 from reference_impl import (
     Disposition,
     JsonlLedger,
@@ -20,19 +21,8 @@ from reference_impl import (
 )
 from tests.reference_impl.support import ID_A, ID_B, args, build, ref
 
-FIELDS = {
-    "id",
-    "timestamp",
-    "toolName",
-    "providerId",
-    "policyApplied",
-    "approvalDisposition",
-    "durationMs",
-    "isError",
-    "sanitizedArgs",
-    "errorSnippet",
-    "secretRefs",
-}
+#: The record's fields, as the conformance suite states them from the rulings (R6.2).
+FIELDS = set(LEDGER_FIELDS)
 
 
 def sample(index: int = 0, refs: tuple[str, ...] = ()) -> LedgerRecord:
