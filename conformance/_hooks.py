@@ -22,7 +22,13 @@ from typing import Any, Final
 import pytest
 
 from conformance import expectations, outcomes
-from conformance.canary import Detector, Guarded, issued_canaries
+from conformance.canary import (
+    SURFACE_CAPABILITIES,
+    Detector,
+    Guarded,
+    issued_canaries,
+    surfaces_judged_by,
+)
 from conformance.hosts.subprocess import HostError
 from conformance.outcomes import CheckRecord, HardeningRow, Outcome, RequirementError
 from conformance.report import (
@@ -63,6 +69,8 @@ class State:
 
 STATE_KEY: Final = pytest.StashKey[State]()
 RECORD_KEY: Final = pytest.StashKey[CheckRecord]()
+#: The check's recording host, kept for the report of what it read.
+HOST_KEY: Final = pytest.StashKey[RecordingHost]()
 #: How many canaries had been minted when a check started: its own come after.
 FIRST_CANARY_KEY: Final = pytest.StashKey[int]()
 
@@ -240,12 +248,37 @@ class ConformanceHooks:
             return (yield)
         with outcomes.recording(pyfuncitem.nodeid) as record:
             pyfuncitem.stash[RECORD_KEY] = record
-            result = yield
+            raised: BaseException | None = None
+            result: object = None
+            try:
+                result = yield
+            except BaseException as error:  # judged below, after the sweep
+                raised = error
             host = pyfuncitem.funcargs.get(HOST_FIXTURE)
             if isinstance(host, RecordingHost):
+                pyfuncitem.stash[HOST_KEY] = host
                 host.sweep()
+                # A value found on a surface the suite did read is a leak, whatever else.
                 self._judge_sweeps(host, record, pyfuncitem)
+                if host.blind and not isinstance(raised, HostError):
+                    # The check needed what the host did not announce: it proves nothing
+                    # either way (decisions S1.1).
+                    pytest.skip("; ".join(dict.fromkeys(host.blind)))
+                self._note_unsearched(host, record, pyfuncitem)
+            if raised is not None:
+                raise raised
         return result
+
+    @staticmethod
+    def _note_unsearched(host: RecordingHost, record: CheckRecord, item: pytest.Item) -> None:
+        """Mark unchecked each cited requirement whose surface the sweep could not search."""
+        unseen = {surface for sweep in host.sweeps for surface in sweep.unsearched}
+        for surface in sorted(unseen, key=lambda each: each.value):
+            capability = SURFACE_CAPABILITIES[surface]
+            reason = f"the {surface.value} was not searched: the host did not announce {capability}"
+            for requirement in cited(item):
+                if surface in surfaces_judged_by(requirement):
+                    record.unchecked.append((requirement, reason))
 
     def _judge_sweeps(self, host: RecordingHost, record: CheckRecord, item: pytest.Item) -> None:
         leaks = [finding for sweep in host.sweeps for finding in sweep.leaks]
@@ -308,11 +341,31 @@ class ConformanceHooks:
         if record is not None:
             result.non_strict.extend(record.non_strict)
             result.alternatives.extend(record.alternatives)
+            result.unchecked.extend(dict.fromkeys(record.unchecked))
             self.state.hardening.extend(record.hardening)
+        recording = item.stash.get(HOST_KEY, None)
+        if recording is not None:
+            result.reads = tuple(sorted(recording.reads))
+            result.sweeps = [
+                {"call": where, "searched": list(searched)}
+                for sweep in recording.sweeps
+                for where, searched in sweep.calls
+            ]
+            unseen = {surface.value for sweep in recording.sweeps for surface in sweep.unsearched}
+            result.not_searched = tuple(sorted(unseen))
         if report.skipped:
             result.outcome = Outcome.SKIPPED
             result.detail = _skip_reason(report)
             return
+        if report.passed and result.unchecked:
+            left = set(cited(item)) - {rid for rid, _ in result.unchecked}
+            if not left:
+                # Every requirement the check cites went unjudged: it proves nothing.
+                result.outcome = Outcome.SKIPPED
+                result.detail = "; ".join(dict.fromkeys(reason for _, reason in result.unchecked))
+                report.outcome = "skipped"
+                report.longrepr = (str(item.path), 0, f"Skipped: {result.detail}")
+                return
         if report.passed:
             result.outcome = (
                 Outcome.NON_STRICT
@@ -336,8 +389,15 @@ class ConformanceHooks:
             named = error.requirements
             levels = {self.state.catalog[rid].level for rid in named if rid in self.state.catalog}
             if levels and levels <= {"SHOULD"} and set(named) <= set(self.state.catalog):
-                # A SHOULD missed is reported, and the run still passes.
+                # A SHOULD missed is reported, and the run still passes; but the check stopped
+                # there, so what it would have judged after it was never seen.
                 result.non_strict.extend((rid, error.detail) for rid in named)
+                stopped = f"the check stopped at {', '.join(named)} before judging it"
+                result.unchecked.extend(
+                    (rid, stopped)
+                    for rid in cited(item)
+                    if rid not in named and rid not in {req for req, _ in result.unchecked}
+                )
                 result.outcome = Outcome.NON_STRICT
                 report.outcome = "passed"
                 report.longrepr = None

@@ -284,6 +284,44 @@ SURFACE_REQUIREMENTS: Final = {
     Surface.PRINTED: ("INV1",),
 }
 
+#: The capability a host announces for the suite to see each surface (decisions S1.3); ``None``
+#: for the surfaces the suite reads itself: what the agent got back, and the adapter's stderr.
+SURFACE_CAPABILITIES: Final[dict[Surface, str | None]] = {
+    Surface.RESULT: None,
+    Surface.FAILURE: None,
+    Surface.LEDGER: "observe.ledger",
+    Surface.REQUEST: "observe.requests",
+    Surface.LOG: "observe.log",
+    Surface.PRINTED: None,
+}
+
+
+def surfaces_judged_by(requirement: str) -> frozenset[Surface]:
+    """Return the surfaces whose sweep is evidence for ``requirement``.
+
+    The invariant 1 family is about every surface; the others about the one that names them
+    in :data:`SURFACE_REQUIREMENTS`, and SCRUB-014 about every surface but the result.
+    """
+    if requirement.startswith("INV1"):
+        return frozenset(Surface)
+    if requirement == "SCRUB-014":
+        return frozenset((Surface.LEDGER, Surface.REQUEST, Surface.LOG, Surface.PRINTED))
+    return frozenset(
+        surface
+        for surface, requirements in SURFACE_REQUIREMENTS.items()
+        if requirement in requirements and surface not in (Surface.RESULT, Surface.FAILURE)
+    )
+
+
+def visible_surfaces(capabilities: Iterable[str]) -> frozenset[Surface]:
+    """Return the surfaces a host with ``capabilities`` lets the sweep search."""
+    announced = set(capabilities)
+    return frozenset(
+        surface
+        for surface, needed in SURFACE_CAPABILITIES.items()
+        if needed is None or needed in announced
+    )
+
 
 @dataclass(frozen=True, slots=True)
 class Guarded:
@@ -342,11 +380,16 @@ class Sweep:
         hardening: Hardening forms seen on the agent-facing result: reported only.
         snippet_values: Ledger records whose ``errorSnippet`` held a value while scrubbing was
             off, which decisions R5.5 allows (SCRUB-013).
+        calls: For each call swept, its label and the surfaces searched for it, in order.
+        unsearched: The surfaces the host did not let the sweep search: never clean, only
+            unseen (decisions S1.3).
     """
 
     leaks: list[Finding] = field(default_factory=list)
     hardening: list[Finding] = field(default_factory=list)
     snippet_values: int = 0
+    calls: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    unsearched: frozenset[Surface] = frozenset()
 
 
 def guarded_values(secrets_: Iterable[Any]) -> tuple[Guarded, ...]:
@@ -456,8 +499,9 @@ class Detector:
         observation: Any,
         *,
         scrubbing: bool = True,
+        visible: Iterable[Surface] | None = None,
     ) -> Sweep:
-        """Search every surface for every guarded value in every required form.
+        """Search every surface the host lets the suite see for every guarded value.
 
         Args:
             calls: The calls made since the host was last reset, with what the agent read.
@@ -465,21 +509,33 @@ class Detector:
             scrubbing: Whether ``resultScrubbingEnabled`` was on. Off, the result and the
                 ledger's ``errorSnippet`` may hold a value (decisions R5.5); every other surface
                 still may not, and leaks there also violate SCRUB-014.
+            visible: The surfaces the host announced (:func:`visible_surfaces`); every surface
+                when omitted. The others are not read at all and are reported unsearched.
 
         Returns:
-            The leaks, the hardening forms seen, and the error snippets that held a value.
+            The leaks, the hardening forms seen, the error snippets that held a value, and
+            which surfaces were searched for each call.
         """
-        found = Sweep()
+        shown = frozenset(Surface) if visible is None else frozenset(visible)
+        found = Sweep(unsearched=frozenset(Surface) - shown)
         off = () if scrubbing else ("SCRUB-014",)
+        afterwards = tuple(
+            surface.value
+            for surface in (Surface.LEDGER, Surface.REQUEST, Surface.LOG, Surface.PRINTED)
+            if surface in shown
+        )
         for number, call in enumerate(calls, start=1):
             surface = Surface.FAILURE if call.is_error else Surface.RESULT
             where = f"call {number} to {call.tool}"
+            found.calls.append((where, (surface.value, *afterwards)))
             if scrubbing:
                 found.leaks.extend(self._leaks(surface, call.text, where))
             for item, form in self.find_hardening(call.text):
                 found.hardening.append(Finding(surface, form, item.label, where, ()))
-        self._sweep_ledger(observation.ledger_bytes, scrubbing, off, found)
-        for number, request in enumerate(observation.approval_requests, start=1):
+        if Surface.LEDGER in shown:
+            self._sweep_ledger(observation.ledger_bytes, scrubbing, off, found)
+        requests = observation.approval_requests if Surface.REQUEST in shown else ()
+        for number, request in enumerate(requests, start=1):
             for path, text in _strings(request, ""):
                 in_descriptor = path.startswith("/descriptors/")
                 found.leaks.extend(
@@ -491,13 +547,14 @@ class Detector:
                         extra=off,
                     )
                 )
-        for number, record in enumerate(observation.log_records, start=1):
+        records = observation.log_records if Surface.LOG in shown else ()
+        for number, record in enumerate(records, start=1):
             found.leaks.extend(
                 self._leaks(
                     Surface.LOG, record.message, f"record {number} at {record.level}", extra=off
                 )
             )
-        if observation.printed:
+        if Surface.PRINTED in shown and observation.printed:
             found.leaks.extend(
                 self._leaks(Surface.PRINTED, observation.printed, "stderr", extra=off)
             )

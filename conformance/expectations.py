@@ -99,12 +99,14 @@ class Expectations:
         known: Known failures, strict.
         flaky: Flaky checks, never strict.
         host: The host it says it is for, if it says.
+        unchecked: MUST requirements declared unchecked, each with its reason (decisions S1.2).
     """
 
     source: str
     known: tuple[Entry, ...] = ()
     flaky: tuple[Entry, ...] = ()
     host: str | None = None
+    unchecked: tuple[Entry, ...] = ()
 
 
 def schema() -> dict[str, Any]:
@@ -144,7 +146,9 @@ def parse(document: object, source: str = "<expectations>") -> Expectations:
         return tuple(found)
 
     host = document.get("host")
-    return Expectations(source, entries("knownFailures"), entries("flaky"), host)
+    return Expectations(
+        source, entries("knownFailures"), entries("flaky"), host, entries("unchecked")
+    )
 
 
 def load(path: str | Path) -> Expectations:
@@ -182,6 +186,7 @@ class Applied:
         unexpected: (entry label, checks) for each known failure whose checks all passed.
         flaky: (check, entry label) for each failure forgiven as flaky.
         unused: Entries that matched no check of the run.
+        declared: (requirement, reason) for each MUST declared unchecked.
     """
 
     source: str
@@ -189,6 +194,7 @@ class Applied:
     unexpected: list[tuple[str, list[str]]] = field(default_factory=list)
     flaky: list[tuple[str, str]] = field(default_factory=list)
     unused: list[str] = field(default_factory=list)
+    declared: list[tuple[str, str]] = field(default_factory=list)
 
     def to_report(self) -> dict[str, Any]:
         """Return the report's ``expectations`` section."""
@@ -200,6 +206,10 @@ class Applied:
             ],
             "flaky": [{"check": check, "entry": entry} for check, entry in self.flaky],
             "unused": list(self.unused),
+            "declaredUnchecked": [
+                {"requirement": requirement, "reason": reason}
+                for requirement, reason in self.declared
+            ],
         }
 
 
@@ -214,6 +224,7 @@ def apply(expectations: Expectations, checks: Sequence[CheckResult]) -> Applied:
         What changed, for the report.
     """
     applied = Applied(expectations.source)
+    applied.declared = [(entry.id, entry.note()) for entry in expectations.unchecked]
     for entry in expectations.known:
         matched = [check for check in checks if entry.matches(check)]
         if not matched:

@@ -14,7 +14,13 @@ import enum
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import NoReturn
+from typing import Final, NoReturn
+
+import pytest
+
+#: A skip reason that begins with these words marks a requirement that cannot arise on the path
+#: under test (decisions S1.1): it is reported "not applicable", never "unchecked".
+NOT_APPLICABLE_PREFIX: Final = "not applicable: "
 
 
 class Outcome(enum.Enum):
@@ -74,6 +80,8 @@ class CheckRecord:
     non_strict: list[tuple[str, str]] = field(default_factory=list)
     alternatives: list[tuple[str, str]] = field(default_factory=list)
     hardening: list[HardeningRow] = field(default_factory=list)
+    unchecked: list[tuple[str, str]] = field(default_factory=list)
+    """(requirement, reason) for each cited requirement the check could not judge."""
 
 
 _current: CheckRecord | None = None
@@ -156,3 +164,28 @@ def hardening(form: str, surface: str, scrubbed: bool) -> None:
     """Add one row to the hardening table (SCRUB-015)."""
     record = _record()
     record.hardening.append(HardeningRow(form, surface, scrubbed, record.nodeid))
+
+
+def unchecked(requirements: str | Sequence[str], reason: str) -> None:
+    """Record that the running check could not judge ``requirements``, and why (decisions S1.1).
+
+    The check goes on and may still pass for the other requirements it cites; these are
+    reported unchecked by it, never passed.
+
+    Args:
+        requirements: The requirement IDs left unjudged.
+        reason: What the host did not let the suite see; static text only.
+    """
+    ids = (requirements,) if isinstance(requirements, str) else tuple(requirements)
+    record = _record()
+    for requirement in ids:
+        record.unchecked.append((requirement, reason))
+
+
+def not_applicable(reason: str) -> NoReturn:
+    """Skip the running check because its rule cannot arise on the path under test.
+
+    Raises:
+        pytest.skip.Exception: Always, with a reason the reports count as not applicable.
+    """
+    pytest.skip(NOT_APPLICABLE_PREFIX + reason)

@@ -19,6 +19,7 @@ from conformance import _hooks
 from conformance.canary import Mint
 from conformance.host import HostUnderTest
 from conformance.hosts import HostSelectionError, build_host, describe
+from conformance.outcomes import not_applicable
 from conformance.scenario import REFERENCE_CAPABILITY, RecordingHost
 
 _HOOKS_NAME: Final = "secref-conformance-hooks"
@@ -138,7 +139,7 @@ def host(request: pytest.FixtureRequest, secref_host: HostUnderTest) -> Recordin
             if rid in state.catalog and state.catalog[rid].scope == "reference-only"
         ]
         if scoped and not recording.has(REFERENCE_CAPABILITY):
-            pytest.skip(f"{', '.join(scoped)} is about the reference implementation only")
+            not_applicable(f"{', '.join(scoped)} is about the reference implementation's own files")
     return recording
 
 

@@ -22,7 +22,7 @@ from typing import Any, Final
 from conformance import __version__
 from conformance.expectations import requirement_outcome
 from conformance.expectations import summary as expectations_summary
-from conformance.outcomes import HardeningRow, Outcome
+from conformance.outcomes import NOT_APPLICABLE_PREFIX, HardeningRow, Outcome
 
 #: The report format this module writes.
 REPORT_FORMAT: Final = "secref-conformance-report/1"
@@ -36,9 +36,21 @@ HARNESS_ERROR: Final = "harness-error"
 BASELINED: Final = "non-conformant (baselined)"
 EXIT_CODES: Final = {CONFORMANT: 0, BASELINED: 0, NOT_CONFORMANT: 1, HARNESS_ERROR: 2}
 
+#: Some MUST went unchecked and the host did not declare it (decisions S1.2): never conformant.
+INCOMPLETE: Final = "incomplete"
+#: Every MUST checked held, and the ones left unchecked are all declared so in the host's
+#: expectations file, with a reason (decisions S1.2).
+DECLARED: Final = "conformant (declared unchecked)"
+EXIT_CODES.update({INCOMPLETE: 1, DECLARED: 0})
+
 #: A requirement no collected check cites (a SHOULD or EITHER without a check, or one left out
 #: by a selection).
 NOT_CHECKED: Final = "not-checked"
+#: A requirement whose every check was skipped, or ran without being able to judge it: the host
+#: did not let the suite see what it needs (decisions S1.1). Never passed.
+UNCHECKED: Final = "unchecked"
+#: A requirement that cannot arise on the path under test, with the reason (decisions S1.1).
+NOT_APPLICABLE: Final = "not-applicable"
 #: A requirement the design excludes; reported with its reason, never checked.
 EXCLUDED: Final = "excluded"
 
@@ -52,11 +64,16 @@ _SEVERITY: Final = (
     Outcome.FLAKY.value,
     Outcome.NON_STRICT.value,
     Outcome.ACCEPTED.value,
+    UNCHECKED,
     Outcome.SKIPPED.value,
     Outcome.PASS.value,
+    NOT_APPLICABLE,
     NOT_CHECKED,
     EXCLUDED,
 )
+
+#: The per-requirement check counts every report shows.
+COUNT_KEYS: Final = ("pass", "fail", "error", "skipped", "unchecked")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +103,11 @@ class CheckResult:
         alternatives: (requirement, alternative) for each EITHER choice seen.
         detail: Why it failed, errored or was skipped; static text and labels only.
         duration_s: Seconds the check took.
+        unchecked: (requirement, reason) for each cited requirement it could not judge
+            (decisions S1.1): never passed by this check.
+        reads: The capabilities the check used or asked for.
+        sweeps: For each call the canary sweep covered, the surfaces searched.
+        not_searched: The surfaces the sweep could not search: unseen, never clean.
     """
 
     nodeid: str
@@ -97,6 +119,10 @@ class CheckResult:
     alternatives: list[tuple[str, str]] = field(default_factory=list)
     detail: str | None = None
     duration_s: float = 0.0
+    unchecked: list[tuple[str, str]] = field(default_factory=list)
+    reads: tuple[str, ...] = ()
+    sweeps: list[dict[str, Any]] = field(default_factory=list)
+    not_searched: tuple[str, ...] = ()
 
     @property
     def executed(self) -> bool:
@@ -113,21 +139,67 @@ class RequirementResult:
     checks: list[str] = field(default_factory=list)
     alternatives: list[str] = field(default_factory=list)
     details: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNT_KEYS, 0))
+
+
+def _counts(requirement: str, cited: Iterable[CheckResult]) -> dict[str, int]:
+    """Return how the checks citing ``requirement`` went, as every report counts them."""
+    counts = dict.fromkeys(COUNT_KEYS, 0)
+    for check in cited:
+        if requirement in check.failed or check.outcome in (
+            Outcome.FAIL,
+            Outcome.BASELINED,
+            Outcome.UNEXPECTED_PASS,
+        ):
+            counts["fail"] += 1
+        elif check.outcome in (Outcome.ERROR, Outcome.FLAKY):
+            counts["error"] += 1
+        elif check.outcome is Outcome.SKIPPED:
+            counts["skipped"] += 1
+        elif any(rid == requirement for rid, _ in check.unchecked):
+            counts["unchecked"] += 1
+        else:
+            counts["pass"] += 1
+    return counts
+
+
+def applicable(entry: RequirementInfo, scopes: Iterable[str] | None) -> bool:
+    """Return whether ``entry``'s scope applies to the run (``scopes`` ``None``: all do)."""
+    return scopes is None or entry.scope in set(scopes)
+
+
+def run_scopes(host: Mapping[str, Any]) -> frozenset[str]:
+    """Return the requirement scopes that apply to a run against ``host`` (its report entry).
+
+    Every host answers for ``any-host`` rules; only the reference implementation for its own
+    (``reference-only``); only a run through MCP for the wire's rules (``mcp``).
+    """
+    scopes = {"any-host"}
+    if "reference" in host.get("capabilities", ()):
+        scopes.add("reference-only")
+    if host.get("via") == "mcp":
+        scopes.add("mcp")
+    return frozenset(scopes)
 
 
 def requirement_outcomes(
-    catalog: Sequence[RequirementInfo], checks: Iterable[CheckResult]
+    catalog: Sequence[RequirementInfo],
+    checks: Iterable[CheckResult],
+    scopes: Iterable[str] | None = None,
 ) -> list[RequirementResult]:
     """Fold the checks' outcomes into one outcome per requirement.
 
     A requirement fails when a failing check names it (a SHOULD is then non-strict); it errors
     when a check citing it errored; it is non-strict or an accepted alternative when a check
-    recorded so; it passes when a check citing it ran; it is skipped when every check citing it
-    was skipped, and not checked when none cites it.
+    recorded so; it passes only when a check citing it ran and judged it. When every check
+    citing it was skipped, or ran without being able to judge it, it is unchecked (decisions
+    S1.1), or not applicable when each of them said so. A requirement outside the run's
+    scopes is not applicable, and one no check cites is not checked.
 
     Args:
         catalog: Every requirement, in catalog order.
         checks: Every check result of the run.
+        scopes: The scopes that apply to the run (:func:`run_scopes`); all of them if omitted.
 
     Returns:
         One result per requirement, in catalog order.
@@ -141,10 +213,16 @@ def requirement_outcomes(
     for entry in catalog:
         cited = by_requirement.get(entry.id, [])
         result = RequirementResult(entry, NOT_CHECKED, [check.nodeid for check in cited])
+        result.counts = _counts(entry.id, cited)
         if entry.level == EXCLUDED:
             result.outcome = EXCLUDED
             if entry.reason:
                 result.details.append(entry.reason)
+            results.append(result)
+            continue
+        if not applicable(entry, scopes):
+            result.outcome = NOT_APPLICABLE
+            result.details.append(f"a {entry.scope} rule, which does not apply to this run")
             results.append(result)
             continue
         failed = [check for check in cited if entry.id in check.failed]
@@ -161,6 +239,13 @@ def requirement_outcomes(
         )
         result.alternatives = chosen
         forgiven = [check for check in cited if check.outcome is Outcome.BASELINED]
+        judged = [
+            check
+            for check in cited
+            if check.executed
+            and check.outcome is not Outcome.FAIL
+            and all(rid != entry.id for rid, _ in check.unchecked)
+        ]
         if failed:
             result.outcome = requirement_outcome(entry.level, failed) or (
                 Outcome.NON_STRICT.value if entry.level == "SHOULD" else Outcome.FAIL.value
@@ -182,22 +267,48 @@ def requirement_outcomes(
             result.details = list(dict.fromkeys(non_strict))
         elif chosen:
             result.outcome = Outcome.ACCEPTED.value
-        elif any(check.executed and check.outcome is not Outcome.FAIL for check in cited):
+        elif judged:
             result.outcome = Outcome.PASS.value
         elif cited:
-            result.outcome = Outcome.SKIPPED.value
-            result.details = list(
-                dict.fromkeys(check.detail or "skipped" for check in cited if check.detail)
+            skipped = [check.detail for check in cited if check.detail and not check.executed]
+            unjudged = [
+                reason for check in cited for rid, reason in check.unchecked if rid == entry.id
+            ]
+            reasons = list(dict.fromkeys(skipped + unjudged))
+            inapplicable = bool(reasons) and all(
+                reason.startswith(NOT_APPLICABLE_PREFIX) for reason in reasons
             )
+            result.outcome = NOT_APPLICABLE if inapplicable else UNCHECKED
+            result.details = reasons or ["every check citing it was skipped"]
         results.append(result)
     return results
 
 
-def verdict(checks: Sequence[CheckResult], problems: Sequence[str]) -> str:
-    """Return the run's verdict.
+def unchecked_musts(requirements: Iterable[RequirementResult]) -> list[RequirementResult]:
+    """Return the MUST requirements the run could not check (decisions S1.2)."""
+    return [
+        item for item in requirements if item.info.level == "MUST" and item.outcome == UNCHECKED
+    ]
+
+
+def verdict(
+    checks: Sequence[CheckResult],
+    problems: Sequence[str],
+    unchecked: Iterable[str] = (),
+    declared: Iterable[str] = (),
+) -> str:
+    """Return the run's verdict (decisions S1.2).
 
     A harness error when the harness reported a problem, a check errored, or no check ran; not
-    conformant when any check failed; conformant otherwise.
+    conformant when any check failed; incomplete when a MUST went unchecked that the host did
+    not declare; conformant only when every MUST was checked and held, or went unchecked by
+    declaration, which the verdict then says.
+
+    Args:
+        checks: Every check result of the run.
+        problems: The harness's own problems.
+        unchecked: The IDs of the MUSTs the run could not check.
+        declared: The IDs the host's expectations file declares unchecked.
     """
     if problems or any(check.outcome is Outcome.ERROR for check in checks):
         return HARNESS_ERROR
@@ -205,9 +316,12 @@ def verdict(checks: Sequence[CheckResult], problems: Sequence[str]) -> str:
         return HARNESS_ERROR
     if any(check.outcome in (Outcome.FAIL, Outcome.UNEXPECTED_PASS) for check in checks):
         return NOT_CONFORMANT
+    missing = set(unchecked)
+    if missing - set(declared):
+        return INCOMPLETE
     if any(check.outcome is Outcome.BASELINED for check in checks):
         return BASELINED
-    return CONFORMANT
+    return DECLARED if missing else CONFORMANT
 
 
 def hardening_table(rows: Iterable[HardeningRow]) -> list[dict[str, Any]]:
@@ -238,17 +352,46 @@ class RunData:
     duration_s: float
     expectations: Mapping[str, Any] | None = None
 
-    def verdict(self) -> str:
+    def requirements(self) -> list[RequirementResult]:
+        """Return one result per requirement of the catalog."""
+        return requirement_outcomes(self.catalog, self.checks, run_scopes(self.host))
+
+    def declared(self) -> list[tuple[str, str]]:
+        """Return (requirement, reason) for each MUST the expectations file declares unchecked."""
+        if not self.expectations:
+            return []
+        return [
+            (str(item["requirement"]), str(item["reason"]))
+            for item in self.expectations.get("declaredUnchecked", ())
+        ]
+
+    def verdict(self, requirements: Sequence[RequirementResult] | None = None) -> str:
         """Return the run's verdict; a known failure that passed makes it not conformant."""
-        result = verdict(self.checks, self.problems)
+        folded = self.requirements() if requirements is None else requirements
+        missing = [item.info.id for item in unchecked_musts(folded)]
+        declared = [requirement for requirement, _ in self.declared()]
+        result = verdict(self.checks, self.problems, missing, declared)
         unexpected = bool(self.expectations and self.expectations.get("unexpectedPasses"))
-        return NOT_CONFORMANT if unexpected and result in (CONFORMANT, BASELINED) else result
+        good = (CONFORMANT, BASELINED, DECLARED)
+        return NOT_CONFORMANT if unexpected and result in good else result
+
+
+def verdict_text(report: Mapping[str, Any]) -> str:
+    """Return the verdict as a sentence: with the count of MUSTs unchecked by declaration."""
+    result = str(report["verdict"])
+    if result == DECLARED:
+        count = len(report.get("unchecked", {}).get("declared", ()))
+        noun = "MUST" if count == 1 else "MUSTs"
+        return f"conformant, with {count} {noun} unchecked by declaration"
+    return result
 
 
 def build_report(run: RunData) -> dict[str, Any]:
     """Return the JSON report of ``run`` (schema ``report.schema.json``)."""
-    requirements = requirement_outcomes(run.catalog, run.checks)
-    result = run.verdict()
+    requirements = run.requirements()
+    result = run.verdict(requirements)
+    declared = dict(run.declared())
+    missing = unchecked_musts(requirements)
     return {
         "format": REPORT_FORMAT,
         "suite": {"name": "secref-conformance", "version": __version__},
@@ -259,6 +402,18 @@ def build_report(run: RunData) -> dict[str, Any]:
         "verdict": result,
         "exitCode": EXIT_CODES[result],
         "problems": list(run.problems),
+        "unchecked": {
+            "undeclared": [
+                {"id": item.info.id, "reasons": item.details}
+                for item in missing
+                if item.info.id not in declared
+            ],
+            "declared": [
+                {"id": item.info.id, "reasons": item.details, "declaration": declared[item.info.id]}
+                for item in missing
+                if item.info.id in declared
+            ],
+        },
         "summary": {
             "requirements": dict(Counter(item.outcome for item in requirements)),
             "checks": dict(Counter(check.outcome.value for check in run.checks)),
@@ -273,6 +428,7 @@ def build_report(run: RunData) -> dict[str, Any]:
                 "outcome": item.outcome,
                 "alternatives": item.alternatives,
                 "checks": item.checks,
+                "counts": item.counts,
                 "details": item.details,
             }
             for item in requirements
@@ -291,6 +447,11 @@ def build_report(run: RunData) -> dict[str, Any]:
                     {"requirement": req, "alternative": alt} for req, alt in check.alternatives
                 ],
                 "detail": check.detail,
+                "unchecked": [
+                    {"requirement": req, "reason": reason} for req, reason in check.unchecked
+                ],
+                "reads": list(check.reads),
+                "sweep": {"calls": check.sweeps, "notSearched": list(check.not_searched)},
                 "durationS": round(check.duration_s, 4),
             }
             for check in run.checks
@@ -328,7 +489,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     lines = [
         "# Conformance report",
         "",
-        f"- Verdict: **{report['verdict']}** (exit code {report['exitCode']})",
+        f"- Verdict: **{verdict_text(report)}** (exit code {report['exitCode']})",
         f"- Host: {host.get('name')} {host.get('version')} ({host.get('language')})",
         f"- Suite: {report['suite']['name']} {report['suite']['version']}",
         f"- Vectors digest: `{report['vectorsDigest']}`",
@@ -339,19 +500,23 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         lines += ["## Harness problems", ""]
         lines += [f"- {_cell(problem)}" for problem in report["problems"]]
         lines.append("")
+    lines += _unchecked_section(report)
     counts = report["summary"]["requirements"]
     lines += [
         "## Requirements",
         "",
         "Outcomes: " + ", ".join(f"{name} {counts[name]}" for name in _SEVERITY if name in counts),
         "",
-        "| ID | Level | Outcome | Checks | Note |",
+        "Checks counts each requirement's checks as passed, failed, errored, skipped, and run "
+        "without being able to judge it (unchecked).",
+        "",
+        "| ID | Level | Outcome | Checks (pass/fail/error/skipped/unchecked) | Note |",
         "|---|---|---|---|---|",
     ]
     for item in report["requirements"]:
         note = ", ".join(item["alternatives"]) or "; ".join(item["details"][:2])
         lines.append(
-            f"| {item['id']} | {item['level']} | {item['outcome']} | {len(item['checks'])} "
+            f"| {item['id']} | {item['level']} | {item['outcome']} | {_count_cell(item)} "
             f"| {_cell(note)} |"
         )
     shown = ("fail", "error", "unexpected-pass", "baselined", "flaky")
@@ -381,6 +546,41 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _count_cell(item: Mapping[str, Any]) -> str:
+    counts = item.get("counts") or {}
+    return "/".join(str(counts.get(key, 0)) for key in COUNT_KEYS)
+
+
+def unchecked_lines(report: Mapping[str, Any]) -> list[str]:
+    """Return one line per unchecked MUST, undeclared first, each with why (decisions S1.2)."""
+    unchecked = report.get("unchecked") or {}
+    lines = [
+        f"unchecked MUST {item['id']}: {'; '.join(item['reasons'][:3])}"
+        for item in unchecked.get("undeclared", ())
+    ]
+    lines += [
+        f"unchecked MUST {item['id']} (declared: {item['declaration']}): "
+        f"{'; '.join(item['reasons'][:3])}"
+        for item in unchecked.get("declared", ())
+    ]
+    return lines
+
+
+def _unchecked_section(report: Mapping[str, Any]) -> list[str]:
+    lines = unchecked_lines(report)
+    if not lines:
+        return []
+    return [
+        "## Unchecked MUSTs",
+        "",
+        "The suite could not see what these requirements need, so it certifies none of them "
+        "(decisions S1.2).",
+        "",
+        *[f"- {_cell(line)}" for line in lines],
+        "",
+    ]
+
+
 def write_markdown(report: Mapping[str, Any], path: str | Path) -> None:
     """Write the Markdown report to ``path``, creating its directory."""
     target = Path(path)
@@ -391,12 +591,19 @@ def write_markdown(report: Mapping[str, Any], path: str | Path) -> None:
 def summary_lines(report: Mapping[str, Any]) -> list[str]:
     """Return the terminal summary: one row per requirement, then the verdict."""
     rows = [
-        (item["id"], item["level"], item["outcome"], ", ".join(item["alternatives"]))
+        (
+            item["id"],
+            item["level"],
+            item["outcome"],
+            _count_cell(item),
+            ", ".join(item["alternatives"]),
+        )
         for item in report["requirements"]
     ]
-    lines = [f"{'requirement':<12} {'level':<8} {'outcome':<21} note"]
+    lines = [f"{'requirement':<12} {'level':<8} {'outcome':<21} {'p/f/e/s/u':<10} note"]
     lines += [
-        f"{rid:<12} {level:<8} {outcome:<21} {note}".rstrip() for rid, level, outcome, note in rows
+        f"{rid:<12} {level:<8} {outcome:<21} {counts:<10} {note}".rstrip()
+        for rid, level, outcome, counts, note in rows
     ]
     counts = report["summary"]["requirements"]
     lines.append(
@@ -413,5 +620,6 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
         lines.extend(expectations_summary(report["expectations"]))
     for problem in report["problems"]:
         lines.append(f"harness problem: {problem}")
-    lines.append(f"verdict: {report['verdict']} (exit code {report['exitCode']})")
+    lines.extend(unchecked_lines(report))
+    lines.append(f"verdict: {verdict_text(report)} (exit code {report['exitCode']})")
     return lines

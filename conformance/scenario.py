@@ -20,7 +20,15 @@ from typing import Any, Final
 
 import pytest
 
-from conformance.canary import CallRecord, Detector, Kind, Mint, Sweep, guarded_values
+from conformance.canary import (
+    CallRecord,
+    Detector,
+    Kind,
+    Mint,
+    Sweep,
+    guarded_values,
+    visible_surfaces,
+)
 from conformance.host import (
     Answer,
     CallResult,
@@ -29,12 +37,15 @@ from conformance.host import (
     HostConfig,
     HostInfo,
     HostUnderTest,
+    LogRecord,
     Observation,
     OperatorScript,
     PendingCall,
+    Receipt,
     SecretSpec,
     ToolSpec,
 )
+from conformance.outcomes import unchecked
 
 #: The capability a host announces when it is the reference implementation itself; checks of
 #: ``reference-only`` requirements need it.
@@ -45,6 +56,27 @@ PROVIDER: Final = "plugin.canary"
 
 #: Seconds a check waits for a started call before calling the host hung.
 WAIT_SECONDS: Final = 20.0
+
+#: What a host must announce before a check may read each part of an observation, or act
+#: (decisions S1.1; docs/driver-protocol.md, "Capabilities").
+OBSERVED_CAPABILITIES: Final = {
+    "ledger_bytes": "observe.ledger",
+    "log_records": "observe.log",
+    "approval_requests": "observe.requests",
+    "receipts": "observe.receipts",
+    "vault_reads": "observe.vault-reads",
+}
+
+#: The control capability behind each :class:`conformance.host.Control` method.
+CONTROL_CAPABILITIES: Final = {
+    "revoke": "control.revoke",
+    "reset": "control.reset",
+    "save_rule": "control.save-rule",
+    "set_permissions": "control.set-permissions",
+    "trust_session": "control.trust-session",
+    "set_yolo": "control.set-yolo",
+    "kill": "control.kill",
+}
 
 
 # --- secrets and arguments ------------------------------------------------------------------
@@ -232,7 +264,7 @@ LEDGER_FIELDS: Final = (
 )
 
 
-def ledger_records(observation: Observation) -> list[dict[str, Any]]:
+def ledger_records(observation: Observation | Seen) -> list[dict[str, Any]]:
     """Return the ledger's records, one per whole line that decodes to an object.
 
     Lines that do not decode are returned as ``{"_undecodable": line number}``, so a check that
@@ -251,12 +283,139 @@ def ledger_records(observation: Observation) -> list[dict[str, Any]]:
     return records
 
 
-def receipts_for(observation: Observation, tool_name: str) -> list[Any]:
+def receipts_for(observation: Observation | Seen, tool_name: str) -> list[Any]:
     """Return the receipts of ``tool_name``'s handler, in call order."""
     return [receipt for receipt in observation.receipts if receipt.tool == tool_name]
 
 
 # --- the recording host -----------------------------------------------------------------------
+
+
+class Seen:
+    """What a check reads of a host's surfaces: an observation that never shows what is unseen.
+
+    Reading a surface the host did not announce skips the check with the missing capability as
+    its reason (decisions S1.1): an empty ledger or log from such a host is not evidence of
+    anything. A check that can judge some of its requirements without that surface asks
+    :meth:`judges` first, which leaves the others recorded as unchecked instead.
+
+    Args:
+        inner: The host's observation.
+        owner: The recording host, which keeps what was read and what could not be.
+    """
+
+    __slots__ = ("_inner", "_owner")
+
+    def __init__(self, inner: Observation, owner: RecordingHost) -> None:
+        self._inner = inner
+        self._owner = owner
+
+    @property
+    def ledger_bytes(self) -> bytes:
+        """The ledger file's bytes (``observe.ledger``)."""
+        self._owner.read("observe.ledger")
+        return self._inner.ledger_bytes
+
+    @property
+    def log_records(self) -> tuple[LogRecord, ...]:
+        """Every host log record since the reset (``observe.log``)."""
+        self._owner.read("observe.log")
+        return self._inner.log_records
+
+    @property
+    def approval_requests(self) -> tuple[Mapping[str, Any], ...]:
+        """Every approval request (``observe.requests``)."""
+        self._owner.read("observe.requests")
+        return self._inner.approval_requests
+
+    @property
+    def receipts(self) -> tuple[Receipt, ...]:
+        """Every handler call (``observe.receipts``)."""
+        self._owner.read("observe.receipts")
+        return self._inner.receipts
+
+    @property
+    def vault_reads(self) -> tuple[int, ...]:
+        """The vault pages read (``observe.vault-reads``)."""
+        self._owner.read("observe.vault-reads")
+        return self._inner.vault_reads
+
+    @property
+    def printed(self) -> str:
+        """What the host printed besides the protocol; the suite reads it itself."""
+        return self._inner.printed
+
+    def judges(self, capability: str, requirements: str | Sequence[str]) -> bool:
+        """Return whether ``capability`` is announced; if not, mark ``requirements`` unchecked.
+
+        Args:
+            capability: The observation capability a part of the check needs.
+            requirements: What that part would judge.
+        """
+        if self._owner.has(capability):
+            return True
+        unchecked(requirements, f"the host did not announce {capability}")
+        return False
+
+
+class _GuardedControl:
+    """The control surface an operator script gets: an action the host did not announce is not
+    sent, and the check that asked for it ends skipped (decisions S1.1)."""
+
+    def __init__(self, inner: Control, owner: RecordingHost) -> None:
+        self._inner = inner
+        self._owner = owner
+
+    def _allowed(self, method: str) -> bool:
+        capability = CONTROL_CAPABILITIES[method]
+        if self._owner.has(capability):
+            self._owner.reads.add(capability)
+            return True
+        self._owner.blind.append(f"the host did not announce {capability}")
+        return False
+
+    def revoke(self, kind: str, name: str) -> None:
+        if self._allowed("revoke"):
+            self._inner.revoke(kind, name)
+
+    def reset(self) -> None:
+        if self._allowed("reset"):
+            self._inner.reset()
+
+    def save_rule(self, kind: str, name: str, rule: str) -> None:
+        if self._allowed("save_rule"):
+            self._inner.save_rule(kind, name, rule)
+
+    def set_permissions(self, admin: bool, permissions: Sequence[str]) -> None:
+        if self._allowed("set_permissions"):
+            self._inner.set_permissions(admin, permissions)
+
+    def trust_session(self, tool: str) -> None:
+        if self._allowed("trust_session"):
+            self._inner.trust_session(tool)
+
+    def set_yolo(self, enabled: bool) -> None:
+        if self._allowed("set_yolo"):
+            self._inner.set_yolo(enabled)
+
+    def __getattr__(self, name: str) -> Any:
+        # Controls added to the protocol later reach the host only when announced.
+        capability = CONTROL_CAPABILITIES.get(name)
+        if capability is not None and not self._allowed(name):
+            return lambda *_args, **_kwargs: None
+        return getattr(self._inner, name)
+
+
+def _config_needs(config: HostConfig) -> list[str]:
+    """Return what ``config`` needs the host to announce (docs/driver-protocol.md)."""
+    needs = []
+    if config.vault == "absent":
+        needs.append("vault.absent")
+    elif config.vault.startswith("failing"):
+        needs.append("vault.failing")
+    if config.policy_text is not None:
+        needs.append("policy.text")
+    return needs
 
 
 class _RecordingPending:
@@ -283,10 +442,18 @@ class RecordingHost:
     """A :class:`HostUnderTest` that remembers every call, for the leak detector.
 
     Every check's ``host`` fixture is one. Before each reset and once the check ends, the
-    plugin sweeps every surface for every value of the configuration's vault.
+    plugin sweeps every surface the host announced for every value of the configuration's
+    vault. It also keeps the check honest about what it can see: a surface, control, call mode
+    or configuration feature the host did not announce is never used, and the check that
+    wanted it ends skipped (decisions S1.1).
 
     Args:
         inner: The host under test.
+
+    Attributes:
+        sweeps: Every sweep made, in order.
+        reads: The capabilities the check used, announced or not.
+        blind: Why the check could not see what it needed; any entry makes it skipped.
     """
 
     def __init__(self, inner: HostUnderTest) -> None:
@@ -295,6 +462,8 @@ class RecordingHost:
         self._segment: _Segment | None = None
         self._lock = threading.Lock()
         self.sweeps: list[Sweep] = []
+        self.reads: set[str] = set()
+        self.blind: list[str] = []
 
     # --- HostUnderTest --------------------------------------------------------------------
 
@@ -305,24 +474,36 @@ class RecordingHost:
         return self._info
 
     def reset(self, config: HostConfig) -> None:
-        """Sweep what the last configuration left, then start afresh with ``config``."""
+        """Sweep what the last configuration left, then start afresh with ``config``.
+
+        Raises:
+            pytest.skip.Exception: ``config`` needs a feature the host did not announce.
+        """
         self.sweep()
+        for capability in _config_needs(config):
+            self.read(capability)
         self._inner.reset(config)
         self._segment = _Segment(config, [])
 
     def invoke(self, tool: str, args: str, operator: OperatorScript | None = None) -> CallResult:
         """Run one call and keep its result for the sweep."""
-        outcome = self._inner.invoke(tool, args, operator)
+        outcome = self._inner.invoke(tool, args, self._guarded(operator))
         self._note(tool, outcome)
         return outcome
 
     def start(self, tool: str, args: str, operator: OperatorScript | None = None) -> PendingCall:
-        """Start one call; its result is kept once a check waits for it."""
-        return _RecordingPending(self._inner.start(tool, args, operator), self, tool)
+        """Start one call; its result is kept once a check waits for it.
 
-    def observe(self) -> Observation:
-        """Return every surface."""
-        return self._inner.observe()
+        Raises:
+            pytest.skip.Exception: The host did not announce ``start``.
+        """
+        self.read("start")
+        inner = self._inner.start(tool, args, self._guarded(operator))
+        return _RecordingPending(inner, self, tool)
+
+    def observe(self) -> Seen:
+        """Return every surface; reading one the host did not announce skips the check."""
+        return Seen(self._inner.observe(), self)
 
     def close(self) -> None:
         """Do nothing: the session owns the host under test."""
@@ -342,9 +523,29 @@ class RecordingHost:
 
     def need(self, *capabilities: str) -> None:
         """Skip the check, with the reason, unless the host has every capability named."""
+        self.reads.update(capabilities)
         missing = [name for name in capabilities if not self.has(name)]
         if missing:
-            pytest.skip(f"the host lacks capability {', '.join(missing)}")
+            reason = f"the host did not announce {', '.join(missing)}"
+            self.blind.append(reason)
+            pytest.skip(reason)
+
+    def read(self, capability: str) -> None:
+        """Note that the check uses ``capability``; skip it when the host did not announce it.
+
+        Raises:
+            pytest.skip.Exception: The host did not announce ``capability``.
+        """
+        self.need(capability)
+
+    def _guarded(self, operator: OperatorScript | None) -> OperatorScript | None:
+        if operator is None:
+            return None
+
+        def script(request: Mapping[str, Any], control: Control) -> Answer:
+            return operator(request, _GuardedControl(control, self))
+
+        return script
 
     def _note(self, tool: str, outcome: CallResult) -> None:
         with self._lock:
@@ -363,7 +564,10 @@ class RecordingHost:
         if not detector:
             return None
         result = detector.sweep(
-            segment.calls, self._inner.observe(), scrubbing=scrubbing_of(segment.config)
+            segment.calls,
+            self._inner.observe(),
+            scrubbing=scrubbing_of(segment.config),
+            visible=visible_surfaces(self.info().capabilities),
         )
         self.sweeps.append(result)
         return result

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from conformance.canary import Kind, Mint, required_forms
-from conformance.outcomes import require
+from conformance.host import CallResult
+from conformance.outcomes import require, unchecked
 from conformance.scenario import (
     ECHO,
     SHA256,
@@ -156,9 +157,21 @@ def test_bounded_work(host: RecordingHost, mint: Mint, shape: str) -> None:
     """Parsing adversarial input takes time linear in its size, not quadratic."""
     host.reset(config([make_secret(mint)], approval_timeout_s=5.0))
     build = _ADVERSARIAL[shape]
-    growth = growth_ratio(
-        lambda args: host.invoke(ECHO.name, args), build(2_000), build(16_000), _GROWTH_BOUND
-    )
+    calls: list[tuple[str, CallResult]] = []
+
+    def call(args: str) -> CallResult:
+        calls.append((args, host.invoke(ECHO.name, args)))
+        return calls[-1][1]
+
+    growth = growth_ratio(call, build(2_000), build(16_000), _GROWTH_BOUND)
+    # Only time that went into the work counts: a marker-bearing text must have been refused
+    # by the parser, and a marker-free one must have reached the echo handler.
+    if not calls or not all(
+        outcome.disposition == "SECRET_UNRESOLVED" if "secret:" in args else args in outcome.text
+        for args, outcome in calls
+    ):
+        unchecked("INV7", "the host did not do the work being timed (refuse or echo the input)")
+        return
     require(
         growth < _GROWTH_BOUND,
         "INV7",
@@ -174,10 +187,17 @@ def test_scrubbing_is_linear(host: RecordingHost, mint: Mint) -> None:
     near = value[:-1]
     host.reset(config([secret], tools=(ECHO,)))
 
+    outcomes: list[CallResult] = []
+
     def echo_with(filler: str) -> object:
-        return host.invoke(ECHO.name, args_json({"v": ref(secret.id), "filler": filler}))
+        outcomes.append(host.invoke(ECHO.name, args_json({"v": ref(secret.id), "filler": filler})))
+        return outcomes[-1]
 
     growth = growth_ratio(echo_with, (near + " ") * 1_000, (near + " ") * 8_000, _GROWTH_BOUND)
+    if not outcomes or placeholder(secret.id) not in outcomes[-1].text:
+        # No placeholder came back: nothing was scrubbed, so nothing scrubbing does was timed.
+        unchecked(("INV7", "SCRUB-009"), "the echoed value came back without its placeholder")
+        return
     require(
         growth < _GROWTH_BOUND,
         "INV7",

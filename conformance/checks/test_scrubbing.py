@@ -17,7 +17,7 @@ import pytest
 from conformance import vectors
 from conformance.canary import Kind, Mint, hardening_forms, required_forms
 from conformance.host import HandlerKind, SecretSpec
-from conformance.outcomes import accept, fail, hardening, require
+from conformance.outcomes import accept, fail, hardening, require, unchecked
 from conformance.scenario import (
     ECHO,
     THROWER,
@@ -36,6 +36,11 @@ from conformance.vectors import ScrubVector
 
 #: The host's cap in characters, counting any note about the cut (decisions R6.1).
 RESULT_CAP = 150_000
+
+#: Room a host's note about the cut may take. Both over-cap texts the checks use are far longer
+#: than the cap, so a cut that leaves fewer than ``RESULT_CAP - CAP_NOTE_ROOM`` characters threw
+#: text away that the cap did not ask for (an unbounded note would hide the result too).
+CAP_NOTE_ROOM = 1_000
 
 
 def _groups() -> list[Any]:
@@ -82,7 +87,14 @@ def test_scrub_vector(host: RecordingHost, mint: Mint, members: tuple[ScrubVecto
     result = outcome.text
     for secret, vector in zip(secrets, members, strict=True):
         ids = vector.requirements
+        mine = placeholder(secret.id, vector.field)
         if "either-utf16" in vector.flags:
+            # Either is legal, but one of them must be seen: the value, or its placeholder.
+            require(
+                vector.value in result or mine in result,
+                ("SCRUB-007", *ids),
+                f"{vector.id}: neither the value nor its placeholder came back",
+            )
             accept("SCRUB-002", "kept" if vector.value in result else "scrubbed")
             continue
         if not vector.scrubbed:
@@ -98,10 +110,14 @@ def test_scrub_vector(host: RecordingHost, mint: Mint, members: tuple[ScrubVecto
                     ("SCRUB-009", *ids),
                     f"{vector.id}: form {name} survived scrubbing",
                 )
-        mine = placeholder(secret.id, vector.field)
         if "shared" in vector.flags:
             first = placeholder(secrets[0].id, members[0].field)
-            if mine not in result and first in result:
+            require(
+                mine in result or first in result,
+                ("SCRUB-007", *ids),
+                f"{vector.id}: no placeholder of either reference replaced the shared value",
+            )
+            if mine not in result:
                 accept("SCRUB-008", "first")
             continue
         require(
@@ -197,6 +213,10 @@ def test_hardening_forms(host: RecordingHost, mint: Mint, kind: Kind) -> None:
     host.reset(config([secret], tools=(static,)))
     outcome = host.invoke(static.name, args_json({"v": ref(secret.id)}))
     require(not outcome.is_error, "SCRUB-015", f"the call ended {outcome.disposition}")
+    if not all(f"{name}: " in outcome.text for name in forms):
+        # The handler's own lines did not come back, so a missing form says nothing.
+        unchecked("SCRUB-015", "the static handler's text did not come back")
+        return
     for name, form in forms.items():
         hardening(name, "result", form not in outcome.text)
 
@@ -238,6 +258,11 @@ def test_cap_never_leaves_a_fragment(
         "CAP-001",
         f"the result is {len(outcome.text)} characters, over the cap",
     )
+    require(
+        len(outcome.text) >= RESULT_CAP - CAP_NOTE_ROOM,
+        "CAP-001",
+        f"the result was cut to {len(outcome.text)} characters, far under the cap",
+    )
     longest = max(
         _longest_fragment(
             form, outcome.text[-2_000:] if len(outcome.text) > 2_000 else outcome.text
@@ -258,3 +283,8 @@ def test_reference_free_result_capped(host: RecordingHost) -> None:
     host.reset(config((), tools=(static,)))
     outcome = host.invoke(static.name, "{}")
     require(len(outcome.text) <= RESULT_CAP, "CAP-001", "an over-cap result was not cut")
+    require(
+        len(outcome.text) >= RESULT_CAP - CAP_NOTE_ROOM,
+        "CAP-001",
+        f"an over-cap result was cut to {len(outcome.text)} characters, far under the cap",
+    )
