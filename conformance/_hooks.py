@@ -30,7 +30,7 @@ from conformance.canary import (
     surfaces_judged_by,
 )
 from conformance.hosts.subprocess import HostError
-from conformance.outcomes import CheckRecord, HardeningRow, Outcome, RequirementError
+from conformance.outcomes import CheckRecord, HardeningRow, LeakError, Outcome, RequirementError
 from conformance.report import (
     EXIT_CODES,
     HARNESS_ERROR,
@@ -258,8 +258,19 @@ class ConformanceHooks:
             if isinstance(host, RecordingHost):
                 pyfuncitem.stash[HOST_KEY] = host
                 host.sweep()
-                # A value found on a surface the suite did read is a leak, whatever else.
-                self._judge_sweeps(host, record, pyfuncitem)
+                # A value found on a surface the suite did read is a leak, whatever else; a
+                # failure the check itself saw is kept beside it.
+                try:
+                    self._judge_sweeps(host, record, pyfuncitem)
+                except LeakError as leak:
+                    if isinstance(raised, RequirementError):
+                        raise LeakError(
+                            (*raised.requirements, *leak.requirements),
+                            f"{raised.detail}; {leak.detail}",
+                        ) from None
+                    if isinstance(raised, HostError):
+                        raise raised from None
+                    raise
                 if host.blind and not isinstance(raised, HostError):
                     # The check needed what the host did not announce: it proves nothing
                     # either way (decisions S1.1).
@@ -296,7 +307,7 @@ class ConformanceHooks:
             )
             shown = "; ".join(finding.describe() for finding in leaks[:5])
             more = f" and {len(leaks) - 5} more" if len(leaks) > 5 else ""
-            raise RequirementError(requirements, f"value leaked: {shown}{more}")
+            raise LeakError(requirements, f"value leaked: {shown}{more}")
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -403,6 +414,7 @@ class ConformanceHooks:
                 report.longrepr = None
                 return
             result.failed = named
+            result.leak = isinstance(error, LeakError)
             result.detail = self._redact(item, error.detail)
         else:
             musts = tuple(

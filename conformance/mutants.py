@@ -18,6 +18,7 @@ import dataclasses
 import functools
 import io
 import json
+import shlex
 import sys
 import tempfile
 import threading
@@ -805,6 +806,8 @@ class Verdict:
     failing_checks: int
     harness_error: str | None
     seconds: float
+    reads: tuple[str, ...] = ()
+    """The capabilities the checks that caught it used."""
 
 
 def _run_suite(arguments: Sequence[str]) -> dict[str, Any] | None:
@@ -844,7 +847,17 @@ def judge(mutant: Mutant, report: dict[str, Any] | None, seconds: float) -> Verd
     named = tuple(dict.fromkeys(rid for check in failing for rid in check["failedRequirements"]))
     problem = "; ".join(report["problems"]) or None
     caught = mutant.requirement in named
-    return Verdict(mutant, caught, named, len(failing), problem, seconds)
+    reads = tuple(
+        sorted(
+            {
+                capability
+                for check in failing
+                if mutant.requirement in check["failedRequirements"]
+                for capability in check.get("reads", ())
+            }
+        )
+    )
+    return Verdict(mutant, caught, named, len(failing), problem, seconds, reads)
 
 
 def selftest(
@@ -852,6 +865,7 @@ def selftest(
     *,
     via: str = "catalog",
     broad: bool = False,
+    strip: bool = False,
     out: Callable[[str], None] = print,
 ) -> int:
     """Run the suite against every mutant (or those named) and print the mutation score.
@@ -862,6 +876,9 @@ def selftest(
             ``"inprocess"``, or ``"driver"`` (the reference driver in a subprocess).
         broad: Run the whole suite against each mutant rather than the checks citing its
             requirement.
+        strip: Also run the capability-stripping tables (:mod:`conformance.strip_selftest`):
+            the reference driver with each capability stripped, and each driver-capable
+            mutant with each capability its catch used stripped. No row may be conformant.
         out: Where lines go.
 
     Returns:
@@ -902,7 +919,35 @@ def selftest(
         f"{through_driver} through the subprocess driver, "
         f"{len(verdicts) - through_driver} in process"
     )
-    return 0 if verdicts and caught == len(verdicts) else 1
+    held = True
+    if strip:
+        held = _strip_tables(verdicts, out)
+    return 0 if verdicts and caught == len(verdicts) and held else 1
+
+
+def _strip_tables(verdicts: Sequence[Verdict], out: Callable[[str], None]) -> bool:
+    """Print both capability-stripping tables; return whether every row held."""
+    from conformance import strip_selftest
+    from reference_impl.harness import CAPABILITIES
+
+    adapter = f"{shlex.quote(sys.executable)} -m reference_impl.driver"
+    out("")
+    out("the reference driver with one capability stripped:")
+    rows = strip_selftest.capability_table(adapter, CAPABILITIES, _run_suite, out)
+    out("")
+    out("mutants with a capability their catch used stripped:")
+    cases = [
+        (verdict.mutant.name, verdict.mutant.requirement, verdict.reads)
+        for verdict in verdicts
+        if verdict.mutant.driver and verdict.caught
+    ]
+    rows += strip_selftest.mutant_table(cases, _run_suite, out)
+    broken = [row for row in rows if not row.holds]
+    out(
+        f"capability stripping: {len(rows) - len(broken)}/{len(rows)} runs never conformant, "
+        f"no check judging on what it could not see"
+    )
+    return not broken
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -916,6 +961,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("names", nargs="*")
     run.add_argument("--via", choices=("catalog", "inprocess", "driver"), default="catalog")
     run.add_argument("--broad", action="store_true")
+    run.add_argument(
+        "--strip",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="also run the capability-stripping tables (default: on when no mutant is named)",
+    )
     options = parser.parse_args(argv)
     if options.command == "list":
         for mutant in MUTANTS:
@@ -923,7 +974,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if options.command == "driver":
         return run_driver(options.name)
-    return selftest(options.names, via=options.via, broad=options.broad)
+    strip = not options.names if options.strip is None else options.strip
+    return selftest(options.names, via=options.via, broad=options.broad, strip=strip)
 
 
 if __name__ == "__main__":

@@ -55,6 +55,11 @@ class RequirementError(AssertionError):
         self.detail = detail
 
 
+class LeakError(RequirementError):
+    """The canary sweep found a value on a surface it searched: a failure whatever the check
+    could or could not see otherwise (decisions S1.3)."""
+
+
 @dataclass(frozen=True, slots=True)
 class HardeningRow:
     """One observation for the hardening table (decisions R5.6): never a failure.

@@ -108,6 +108,7 @@ class CheckResult:
         reads: The capabilities the check used or asked for.
         sweeps: For each call the canary sweep covered, the surfaces searched.
         not_searched: The surfaces the sweep could not search: unseen, never clean.
+        leak: Whether the failure is a value the canary sweep found.
     """
 
     nodeid: str
@@ -120,6 +121,7 @@ class CheckResult:
     detail: str | None = None
     duration_s: float = 0.0
     unchecked: list[tuple[str, str]] = field(default_factory=list)
+    leak: bool = False
     reads: tuple[str, ...] = ()
     sweeps: list[dict[str, Any]] = field(default_factory=list)
     not_searched: tuple[str, ...] = ()
@@ -451,6 +453,7 @@ def build_report(run: RunData) -> dict[str, Any]:
                     {"requirement": req, "reason": reason} for req, reason in check.unchecked
                 ],
                 "reads": list(check.reads),
+                "leak": check.leak,
                 "sweep": {"calls": check.sweeps, "notSearched": list(check.not_searched)},
                 "durationS": round(check.duration_s, 4),
             }

@@ -21,6 +21,7 @@ from typing import Any, Final
 import pytest
 
 from conformance.canary import (
+    SURFACE_CAPABILITIES,
     CallRecord,
     Detector,
     Kind,
@@ -522,13 +523,18 @@ class RecordingHost:
         return capability in self.info().capabilities
 
     def need(self, *capabilities: str) -> None:
-        """Skip the check, with the reason, unless the host has every capability named."""
+        """Skip the check, with the reason, unless the host has every capability named.
+
+        Asked from another thread (an operator script the host calls back), it only notes
+        what is missing: the check still ends skipped, once its body returns.
+        """
         self.reads.update(capabilities)
         missing = [name for name in capabilities if not self.has(name)]
         if missing:
             reason = f"the host did not announce {', '.join(missing)}"
             self.blind.append(reason)
-            pytest.skip(reason)
+            if threading.current_thread() is threading.main_thread():
+                pytest.skip(reason)
 
     def read(self, capability: str) -> None:
         """Note that the check uses ``capability``; skip it when the host did not announce it.
@@ -563,11 +569,18 @@ class RecordingHost:
         detector = Detector(guarded_values(segment.config.secrets))
         if not detector:
             return None
+        visible = visible_surfaces(self.info().capabilities)
+        # The sweep reads these surfaces on the check's behalf: they are part of its evidence.
+        self.reads.update(
+            capability
+            for surface in visible
+            if (capability := SURFACE_CAPABILITIES[surface]) is not None
+        )
         result = detector.sweep(
             segment.calls,
             self._inner.observe(),
             scrubbing=scrubbing_of(segment.config),
-            visible=visible_surfaces(self.info().capabilities),
+            visible=visible,
         )
         self.sweeps.append(result)
         return result

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from conformance import vectors
-from conformance.canary import Kind, Mint, hardening_forms, required_forms
+from conformance.canary import FORM_REQUIREMENTS, Kind, Mint, hardening_forms, required_forms
 from conformance.host import HandlerKind, SecretSpec
 from conformance.outcomes import accept, fail, hardening, require, unchecked
 from conformance.scenario import (
@@ -86,13 +86,12 @@ def test_scrub_vector(host: RecordingHost, mint: Mint, members: tuple[ScrubVecto
     require(not outcome.is_error, "SCRUB-010", f"the call ended {outcome.disposition}")
     result = outcome.text
     for secret, vector in zip(secrets, members, strict=True):
-        ids = vector.requirements
         mine = placeholder(secret.id, vector.field)
         if "either-utf16" in vector.flags:
             # Either is legal, but one of them must be seen: the value, or its placeholder.
             require(
                 vector.value in result or mine in result,
-                ("SCRUB-007", *ids),
+                "SCRUB-007",
                 f"{vector.id}: neither the value nor its placeholder came back",
             )
             accept("SCRUB-002", "kept" if vector.value in result else "scrubbed")
@@ -100,21 +99,29 @@ def test_scrub_vector(host: RecordingHost, mint: Mint, members: tuple[ScrubVecto
         if not vector.scrubbed:
             require(
                 vector.value in result,
-                ("SCRUB-001", *ids),
+                "SCRUB-001",
                 f"{vector.id}: a value under 8 code points was scrubbed",
             )
             continue
-        for name, form in vector.forms.items():
-            if form in result:
-                fail(
-                    ("SCRUB-009", *ids),
-                    f"{vector.id}: form {name} survived scrubbing",
-                )
+        # A form spelled as an earlier one is the same text: the earlier form names it.
+        distinct = {form: name for name, form in reversed(list(vector.forms.items()))}
+        survived = sorted(name for form, name in distinct.items() if form in result)
+        if survived:
+            # Name the rule of each form that survived, not every form the vector lists
+            # (decisions S1.4): a host that misses only the JSON escape fails SCRUB-004 alone.
+            # When every form survived, the value was not covered at all (SCRUB-001).
+            named = [FORM_REQUIREMENTS.get(name, "SCRUB-009") for name in survived]
+            if len(survived) == len(distinct):
+                named.insert(0, "SCRUB-001")
+            fail(
+                tuple(dict.fromkeys(named)),
+                f"{vector.id}: form {', '.join(survived)} survived scrubbing",
+            )
         if "shared" in vector.flags:
             first = placeholder(secrets[0].id, members[0].field)
             require(
                 mine in result or first in result,
-                ("SCRUB-007", *ids),
+                "SCRUB-007",
                 f"{vector.id}: no placeholder of either reference replaced the shared value",
             )
             if mine not in result:
@@ -126,7 +133,7 @@ def test_scrub_vector(host: RecordingHost, mint: Mint, members: tuple[ScrubVecto
                 placeholder(other.id, m.field) in result
                 for other, m in zip(secrets, members, strict=True)
             ),
-            ("SCRUB-007", *ids),
+            "SCRUB-007",
             f"{vector.id}: no [secret:<id>.<field>] placeholder replaced the value",
         )
 

@@ -1,0 +1,178 @@
+"""The self-test's proof that hidden capabilities never turn into passes (decisions S1.1 to S1.3).
+
+This module owns the capability-stripping tables of ``secref-conformance selftest``. The first
+runs the whole suite against the reference driver once per capability, with that capability
+stripped by :mod:`conformance.strip`, and holds each run to three rules: the verdict is never
+conformant; no check that used the stripped capability passed or failed; and every requirement
+a check judges by a surface the sweep could not search is reported unchecked by it. The second
+reruns every mutant that can run behind the driver, once per capability its catch used, with
+that capability stripped: the verdict must never be conformant. It prints one row per run and
+never a value.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from conformance.canary import SURFACE_CAPABILITIES, surfaces_judged_by
+
+#: Verdicts that certify a host.
+CERTIFYING: Final = frozenset({"conformant", "conformant (declared unchecked)"})
+
+#: Check outcomes that judged something: forbidden for a check that used a stripped capability.
+JUDGING: Final = frozenset(
+    {"pass", "fail", "non-strict", "accepted-alternative", "baselined", "unexpected-pass"}
+)
+
+#: Check outcomes that passed the requirements they judged.
+PASSING: Final = frozenset({"pass", "non-strict", "accepted-alternative"})
+
+#: ``reference`` says which host this is rather than what the suite may see: stripping it makes
+#: the reference host's own rules not applicable, and a conformant verdict is then right.
+IDENTITY: Final = frozenset({"reference"})
+
+#: Runs the suite with the given arguments and returns its JSON report (or ``None``).
+SuiteRunner = Callable[[Sequence[str]], "dict[str, Any] | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class StripRow:
+    """One stripped run and what the rules found.
+
+    Attributes:
+        label: What was run: a capability, or a mutant and a capability.
+        verdict: The run's verdict.
+        users: How many checks used the stripped capability.
+        judged: How many of those passed or failed anyway (must be 0).
+        leaked: Requirements judged by an unsearched surface yet not reported unchecked.
+        unchecked: How many MUSTs the run left unchecked.
+        seconds: How long the run took.
+    """
+
+    label: str
+    verdict: str
+    users: int
+    judged: int
+    leaked: int
+    unchecked: int
+    seconds: float
+
+    @property
+    def holds(self) -> bool:
+        """Whether the run obeyed every rule."""
+        return self.verdict not in CERTIFYING and not self.judged and not self.leaked
+
+
+def stripped_command(capabilities: Iterable[str], adapter: str) -> str:
+    """Return the ``--host`` command that runs ``adapter`` with ``capabilities`` stripped."""
+    hidden = ",".join(capabilities)
+    return f"{shlex.quote(sys.executable)} -m conformance.strip {shlex.quote(hidden)} -- {adapter}"
+
+
+def judge(
+    label: str, capability: str, report: Mapping[str, Any] | None, seconds: float
+) -> StripRow:
+    """Hold one stripped run's report to the rules."""
+    if report is None:
+        return StripRow(label, "no report", 0, 0, 0, 0, seconds)
+    surfaces = {
+        surface.value for surface, needed in SURFACE_CAPABILITIES.items() if needed == capability
+    }
+    users = [check for check in report["checks"] if capability in check.get("reads", ())]
+    # A leak the sweep found on a surface it did read fails a check whatever else it used.
+    judged = [
+        check for check in users if check["outcome"] in JUDGING and not check.get("leak", False)
+    ]
+    leaked = 0
+    for check in report["checks"]:
+        if check["outcome"] not in PASSING:
+            continue
+        unseen = set(check.get("sweep", {}).get("notSearched", ())) & surfaces
+        if not unseen:
+            continue
+        unchecked = {item["requirement"] for item in check.get("unchecked", ())}
+        for requirement in check["requirements"]:
+            needs = {surface.value for surface in surfaces_judged_by(requirement)}
+            if needs & unseen and requirement not in unchecked:
+                leaked += 1
+    missing = report.get("unchecked", {})
+    count = len(missing.get("undeclared", ())) + len(missing.get("declared", ()))
+    return StripRow(label, report["verdict"], len(users), len(judged), leaked, count, seconds)
+
+
+def capability_table(
+    adapter: str,
+    capabilities: Sequence[str],
+    run_suite: SuiteRunner,
+    out: Callable[[str], None] = print,
+) -> list[StripRow]:
+    """Run the suite against ``adapter`` once per capability stripped, printing a table.
+
+    Args:
+        adapter: The adapter command.
+        capabilities: What the adapter announces.
+        run_suite: Runs the suite in this process and returns its report.
+        out: Where lines go.
+
+    Returns:
+        One row per capability, identity capabilities left out.
+    """
+    rows: list[StripRow] = []
+    out(
+        f"{'stripped capability':<26} {'verdict':<16} {'users':>5} {'judged':>6} "
+        f"{'unseen':>6} {'unchecked MUSTs':>15}  rule"
+    )
+    for capability in capabilities:
+        if capability in IDENTITY:
+            continue
+        started = time.monotonic()
+        report = run_suite(["--host", stripped_command([capability], adapter)])
+        row = judge(capability, capability, report, time.monotonic() - started)
+        rows.append(row)
+        out(_line(row))
+    return rows
+
+
+def mutant_table(
+    cases: Iterable[tuple[str, str, Sequence[str]]],
+    run_suite: SuiteRunner,
+    out: Callable[[str], None] = print,
+) -> list[StripRow]:
+    """Rerun each mutant once per capability its catch used, with that capability stripped.
+
+    Args:
+        cases: (mutant name, its requirement, the capabilities its failing checks used).
+        run_suite: Runs the suite in this process and returns its report.
+        out: Where lines go.
+
+    Returns:
+        One row per mutant and capability.
+    """
+    from conformance.mutants import driver_command
+
+    rows: list[StripRow] = []
+    for name, requirement, used in cases:
+        for capability in used:
+            if capability in IDENTITY:
+                continue
+            started = time.monotonic()
+            command = stripped_command([capability], driver_command(name))
+            report = run_suite(["--host", command, "--requirements", requirement])
+            label = f"{name} - {capability}"
+            row = judge(label, capability, report, time.monotonic() - started)
+            rows.append(row)
+            out(_line(row))
+    return rows
+
+
+def _line(row: StripRow) -> str:
+    rule = "never conformant" if row.holds else "BROKEN"
+    return (
+        f"{row.label:<26} {row.verdict:<16} {row.users:>5} {row.judged:>6} {row.leaked:>6} "
+        f"{row.unchecked:>15}  {rule} ({row.seconds:.1f} s)"
+    )
