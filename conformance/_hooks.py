@@ -338,6 +338,8 @@ class ConformanceHooks:
                 item.user_properties.append(("failed-requirement", requirement))
             for requirement, alternative in result.alternatives:
                 item.user_properties.append(("alternative", f"{requirement}={alternative}"))
+            for requirement, _reason in result.unchecked:
+                item.user_properties.append(("unchecked-requirement", requirement))
             report.user_properties = list(item.user_properties)
         return report
 
@@ -454,6 +456,7 @@ class ConformanceHooks:
 
     # --- the end of the run -------------------------------------------------------------------
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """Build the report, write the files asked for, and fail a run where no check ran."""
         state = self.state
@@ -465,7 +468,8 @@ class ConformanceHooks:
             except Exception as error:  # the report must still be written
                 state.problems.append(f"the catalog could not be loaded ({type(error).__name__})")
         checks = list(state.results.values())
-        if not any(check.executed for check in checks):
+        if not checks:
+            # Skipped checks did run: what they could not see makes the run incomplete.
             state.problems.append("no conformance check executed")
         if exitstatus in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.INTERRUPTED):
             state.problems.append(f"pytest ended with {pytest.ExitCode(exitstatus).name}")
@@ -489,9 +493,11 @@ class ConformanceHooks:
             started=state.started,
             duration_s=time.monotonic() - state.clock,
             expectations=applied,
+            selection=state.selection,
         )
         report = build_report(run)
         state.report = report
+        _junit_properties(self.config, report)
         json_path = self.config.getoption("secref_report_json", None)
         md_path = self.config.getoption("secref_report_md", None)
         if json_path:
@@ -517,6 +523,26 @@ class ConformanceHooks:
         terminalreporter.section("secret-reference conformance")
         for line in summary_lines(report):
             terminalreporter.write_line(line)
+
+
+def _junit_properties(config: pytest.Config, report: dict[str, Any]) -> None:
+    """Put the verdict and each requirement's outcome and counts in a JUnit file, if asked for.
+
+    Runs before pytest's JUnit writer, which writes these as the test suite's properties.
+    """
+    try:
+        from _pytest.junitxml import xml_key
+    except ImportError:  # pytest moved its writer; the JSON and Markdown reports still say it
+        return
+    writer = config.stash.get(xml_key, None)
+    if writer is None:
+        return
+    writer.add_global_property("secref-verdict", report["verdict"])
+    for item in report["unchecked"]["undeclared"]:
+        writer.add_global_property("secref-unchecked-must", item["id"])
+    for item in report["requirements"]:
+        counts = ", ".join(f"{key} {value}" for key, value in item["counts"].items())
+        writer.add_global_property(f"requirement:{item['id']}", f"{item['outcome']} ({counts})")
 
 
 def _first_line(report: pytest.TestReport) -> str:

@@ -301,10 +301,10 @@ def verdict(
 ) -> str:
     """Return the run's verdict (decisions S1.2).
 
-    A harness error when the harness reported a problem, a check errored, or no check ran; not
-    conformant when any check failed; incomplete when a MUST went unchecked that the host did
-    not declare; conformant only when every MUST was checked and held, or went unchecked by
-    declaration, which the verdict then says.
+    A harness error when the harness reported a problem, a check errored, or no check ran at
+    all; not conformant when any check failed; incomplete when a MUST went unchecked that the
+    host did not declare, or when every check was skipped; conformant only when every MUST was
+    checked and held, or went unchecked by declaration, which the verdict then says.
 
     Args:
         checks: Every check result of the run.
@@ -312,14 +312,13 @@ def verdict(
         unchecked: The IDs of the MUSTs the run could not check.
         declared: The IDs the host's expectations file declares unchecked.
     """
-    if problems or any(check.outcome is Outcome.ERROR for check in checks):
-        return HARNESS_ERROR
-    if not any(check.executed for check in checks):
+    if problems or not checks or any(check.outcome is Outcome.ERROR for check in checks):
         return HARNESS_ERROR
     if any(check.outcome in (Outcome.FAIL, Outcome.UNEXPECTED_PASS) for check in checks):
         return NOT_CONFORMANT
     missing = set(unchecked)
-    if missing - set(declared):
+    if missing - set(declared) or not any(check.executed for check in checks):
+        # Checks ran but judged nothing, or a MUST went unseen: nothing to certify.
         return INCOMPLETE
     if any(check.outcome is Outcome.BASELINED for check in checks):
         return BASELINED
@@ -353,6 +352,7 @@ class RunData:
     started: datetime.datetime
     duration_s: float
     expectations: Mapping[str, Any] | None = None
+    selection: tuple[str, ...] = ()
 
     def requirements(self) -> list[RequirementResult]:
         """Return one result per requirement of the catalog."""
@@ -384,7 +384,11 @@ def verdict_text(report: Mapping[str, Any]) -> str:
     if result == DECLARED:
         count = len(report.get("unchecked", {}).get("declared", ()))
         noun = "MUST" if count == 1 else "MUSTs"
-        return f"conformant, with {count} {noun} unchecked by declaration"
+        result = f"conformant, with {count} {noun} unchecked by declaration"
+    selection = report.get("selection") or ()
+    if selection:
+        # A narrowed run speaks for the requirements it was asked about, and says so.
+        result += f" (only the checks of {', '.join(selection)})"
     return result
 
 
@@ -404,6 +408,7 @@ def build_report(run: RunData) -> dict[str, Any]:
         "verdict": result,
         "exitCode": EXIT_CODES[result],
         "problems": list(run.problems),
+        "selection": list(run.selection),
         "unchecked": {
             "undeclared": [
                 {"id": item.info.id, "reasons": item.details}
@@ -603,7 +608,11 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
         )
         for item in report["requirements"]
     ]
-    lines = [f"{'requirement':<12} {'level':<8} {'outcome':<21} {'p/f/e/s/u':<10} note"]
+    lines = [
+        "p/f/e/s/u counts the checks citing a requirement that passed, failed, errored, were "
+        "skipped, and ran without being able to judge it",
+        f"{'requirement':<12} {'level':<8} {'outcome':<21} {'p/f/e/s/u':<10} note",
+    ]
     lines += [
         f"{rid:<12} {level:<8} {outcome:<21} {counts:<10} {note}".rstrip()
         for rid, level, outcome, counts, note in rows

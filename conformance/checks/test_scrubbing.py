@@ -138,7 +138,7 @@ def test_scrub_vector(host: RecordingHost, mint: Mint, members: tuple[ScrubVecto
         )
 
 
-@pytest.mark.req("SCRUB-009")
+@pytest.mark.req("SCRUB-009", "SCRUB-007")
 def test_overlap_then_repeat(host: RecordingHost, mint: Mint) -> None:
     """After two values overlap, a later occurrence of the one passed over is still scrubbed."""
     x, y, z = (mint.canary(Kind.PLAIN, "piece").value[:10] for _ in range(3))
@@ -148,6 +148,11 @@ def test_overlap_then_repeat(host: RecordingHost, mint: Mint) -> None:
     host.reset(config([first, second], tools=(static,)))
     outcome = host.invoke(static.name, args_json({"a": ref(first.id), "b": ref(second.id)}))
     require(not outcome.is_error, "SCRUB-009", f"the call ended {outcome.disposition}")
+    require(
+        any(placeholder(secret.id) in outcome.text for secret in (first, second)),
+        "SCRUB-007",
+        "no placeholder came back where the overlapping values stood",
+    )
     for number, secret in enumerate((first, second), start=1):
         for name, form in required_forms(secret.password).items():
             if form in outcome.text:

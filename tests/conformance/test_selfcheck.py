@@ -127,7 +127,8 @@ def test_leak_fails_naming_surface_and_form(tmp_path: Path) -> None:
 
 @pytest.mark.req("INV1")
 def test_missing_capability_skips(tmp_path: Path) -> None:
-    """A check skipped for a missing capability is skipped with its reason, never passed."""
+    """A check skipped for a missing capability is skipped with its reason, never passed, and
+    the MUST it alone checks leaves the run incomplete."""
     target = write_check(
         tmp_path,
         """
@@ -141,5 +142,5 @@ def test_missing_capability_skips(tmp_path: Path) -> None:
     (check,) = report["checks"]
     assert check["outcome"] == "skipped"
     assert "teleport" in check["detail"]
-    assert report["verdict"] == "harness-error"
-    assert "no conformance check executed" in report["problems"]
+    assert report["verdict"] == "incomplete"
+    assert report["unchecked"]["undeclared"][0]["id"] == "APPR-009"
