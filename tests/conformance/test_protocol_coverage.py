@@ -3,7 +3,7 @@
 The lists come from the protocol's JSON Schemas, never from a hand-kept copy: every standard
 handler, every disposition, every ``control`` op (the kill switch for one tool and for every
 tool), every prompt answer, every vault mode, every policy mode and optional ``configure``
-member, and every ``observe`` member. The checks' source is read as Python syntax trees (the
+member, every member of the policy file, and every ``observe`` member. The checks' source is read as Python syntax trees (the
 vectors as JSON), so a word in a comment or a docstring never counts as use. A value the schemas
 gain without a rule here for recognising its use fails the test too, so the lists cannot drift.
 """
@@ -187,6 +187,10 @@ def _policy_stores() -> list[str]:
     return list(members["policyStore"]["enum"])
 
 
+def _policy_members() -> list[str]:
+    return list(_schema("common")["$defs"]["policyFile"]["properties"])
+
+
 def _observe_members() -> list[str]:
     return list(_schema("observe.response")["properties"]["result"]["properties"])
 
@@ -262,6 +266,7 @@ _ITEMS: list[tuple[str, Callable[[], list[str]], Callable[[str], bool]]] = [
         _policy_stores,
         lambda store: store == "working" or store in _keyword_strings("policy_store"),
     ),
+    ("policy member", _policy_members, lambda member: member in _uses().strings),
     (
         "observe member",
         _observe_members,
