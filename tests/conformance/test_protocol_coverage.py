@@ -3,9 +3,10 @@
 The lists come from the protocol's JSON Schemas, never from a hand-kept copy: every standard
 handler, every disposition, every ``control`` op (the kill switch for one tool and for every
 tool), every prompt answer, every vault mode, every policy mode and optional ``configure``
-member, every member of the policy file, and every ``observe`` member. The checks' source is read as Python syntax trees (the
-vectors as JSON), so a word in a comment or a docstring never counts as use. A value the schemas
-gain without a rule here for recognising its use fails the test too, so the lists cannot drift.
+member, every member of the policy file, and every ``observe`` member. The checks' source is
+read as Python syntax trees (the vectors as JSON), so a word in a comment or a docstring never
+counts as use. A value the schemas gain without a rule here for recognising its use fails the
+test too, so the lists cannot drift.
 """
 
 from __future__ import annotations
