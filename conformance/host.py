@@ -74,7 +74,12 @@ class HostConfig:
         approval_timeout_s: The host's approval timeout.
         pending_limit: The host's pending-prompt limit.
         execution_timeout_s: The host's execution timeout.
-        result_cap: The host's cap, for information; the contract fixes it at 150,000.
+        vault_failure_message: The failure's own message for a ``failing:<kind>`` vault, chosen
+            by the suite (a canary the host must never report); ``None`` leaves it to the host.
+        ledger_seed: The bytes of an existing ledger file the host opens and appends to, as if
+            it had written them in an earlier run; ``None`` starts with no file.
+        policy_store: ``"working"``, or ``"failing"``: saving a rule (an "always allow" or a
+            "trust this plugin" answer) fails to persist.
     """
 
     secrets: tuple[SecretSpec, ...] = ()
@@ -87,6 +92,9 @@ class HostConfig:
     approval_timeout_s: float = 45.0
     pending_limit: int = 4
     execution_timeout_s: float = 5.0
+    vault_failure_message: str | None = None
+    ledger_seed: bytes | None = None
+    policy_store: str = "working"
 
 
 class Control(Protocol):
@@ -114,6 +122,10 @@ class Control(Protocol):
 
     def set_yolo(self, enabled: bool) -> None:
         """Turn YOLO mode on or off."""
+        ...
+
+    def kill(self, tool: str | None = None) -> None:
+        """Pull the kill-switch for one tool, or for every tool with ``None``."""
         ...
 
 
@@ -170,6 +182,8 @@ class Observation:
         receipts: Every handler call, in order.
         vault_reads: The page numbers read, in order, since the reset.
         printed: Anything else the host printed (its stderr, for a subprocess host).
+        ledger_read: Every ledger record as the host's own reader decodes it, or ``None`` when
+            the host does not report it (capability ``observe.ledger-read``).
     """
 
     ledger_bytes: bytes
@@ -178,6 +192,7 @@ class Observation:
     receipts: tuple[Receipt, ...]
     vault_reads: tuple[int, ...]
     printed: str = ""
+    ledger_read: tuple[Mapping[str, Any], ...] | None = None
 
 
 class PendingCall(Protocol):
@@ -220,6 +235,10 @@ class HostUnderTest(Protocol):
 
     def observe(self) -> Observation:
         """Return every surface as it is now."""
+        ...
+
+    def control(self) -> Control:
+        """Return the operator's control surface, to act on the host outside any prompt."""
         ...
 
     def close(self) -> None:

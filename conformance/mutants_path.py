@@ -8,10 +8,12 @@ this catalog with the others. A mutant changes behaviour only; none may print a 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -530,6 +532,254 @@ def _silent_without_terminal(original: Callable[..., Any]) -> Callable[..., Any]
     return ask
 
 
+# --- withheld calls, failure texts, exact results, seeded ledgers -------------------------------
+
+
+def _kill_only_when_gated(original: Callable[..., bool]) -> Callable[..., bool]:
+    """The kill switch is read only where the pre-pass mutant below asks for it."""
+
+    @functools.wraps(original)
+    def killed(self: Any, tool: str) -> bool:
+        return bool(getattr(_local, "kill_now", False)) and original(self, tool)
+
+    return killed
+
+
+def _kill_after_prepass(original: Callable[..., Any]) -> Callable[..., Any]:
+    """The kill switch is decided after the secret pre-pass, so a pre-pass refusal wins."""
+    from reference_impl._types import Disposition, Refusal
+
+    @functools.wraps(original)
+    def prepass(self: Any, call: Any) -> Any:
+        refusal = original(self, call)
+        if refusal is not None:
+            return refusal
+        _local.kill_now = True
+        try:
+            dead = self.rules.killed(call.tool.name)
+        finally:
+            _local.kill_now = False
+        if dead:
+            return Refusal(
+                Disposition.KILL_SWITCHED,
+                f"Tool {call.tool.name} is disabled by the kill-switch",
+                "kill-switch",
+                "ORD-004",
+            )
+        return None
+
+    return prepass
+
+
+def _kill_all_ignored(original: Callable[..., None]) -> Callable[..., None]:
+    """Pulling the kill switch for every tool does nothing."""
+
+    @functools.wraps(original)
+    def kill(self: Any, tool: str | None = None) -> None:
+        if tool is not None:
+            original(self, tool)
+
+    return kill
+
+
+def _allow_outranks_kill(original: Callable[..., bool]) -> Callable[..., bool]:
+    """A tool ALLOW, a provider ALLOW, YOLO or session trust lets a kill-switched tool run."""
+    from reference_impl._types import Rule
+
+    @functools.wraps(original)
+    def killed(self: Any, tool: str) -> bool:
+        with self._lock:
+            allowed = (
+                self._tools.get(tool) is Rule.ALLOW
+                or Rule.ALLOW in self._providers.values()
+                or self._yolo
+                or tool in self._session_trusted
+            )
+        return False if allowed else original(self, tool)
+
+    return killed
+
+
+def _unknown_tool_reads_vault(original: Callable[..., Any]) -> Callable[..., Any]:
+    """A call to an unknown tool that carries a marker reads the vault's first page first."""
+    from reference_impl._scan import has_marker
+
+    @functools.wraps(original)
+    def invoke(self: Any, tool_name: str, args_json: str) -> Any:
+        if tool_name not in self._tools and self.vault is not None and has_marker(args_json):
+            with contextlib.suppress(Exception):
+                self.vault.read_page(0, 200)
+        return original(self, tool_name, args_json)
+
+    return invoke
+
+
+def _persist_failure_ignored(original: Callable[..., None]) -> Callable[..., None]:
+    """A rule the policy store cannot save is reported saved, and the call runs."""
+    from reference_impl._policy import PolicyPersistError
+
+    @functools.wraps(original)
+    def save(self: Any, name: str, rule: Any) -> None:
+        with contextlib.suppress(PolicyPersistError):
+            original(self, name, rule)
+
+    return save
+
+
+def _slots_never_freed(original: Callable[..., Any]) -> Callable[..., Any]:
+    """An answered prompt keeps its slot in the approval queue."""
+
+    @functools.wraps(original)
+    def ask(self: Any, request: Any) -> Any:
+        answer = original(self, request)
+        if answer is not None:
+            with self._lock:
+                self._open += 1
+        return answer
+
+    return ask
+
+
+def _stamp_parity(stamps_attribute: str) -> Callable[[Callable[..., None]], Any]:
+    """A revocation flips the stamp between two states, so a second one undoes the first."""
+
+    def transform(original: Callable[..., None]) -> Callable[..., None]:
+        @functools.wraps(original)
+        def revoke(self: Any, name: str) -> None:
+            original(self, name)
+            with self._lock:
+                stamps = getattr(self, stamps_attribute)
+                stamps[name] = stamps[name] % 2
+
+        return revoke
+
+    return transform
+
+
+def _timeout_quotes_arguments(original: Callable[..., Any]) -> Callable[..., Any]:
+    """The execution-timeout text quotes the substituted arguments."""
+    from reference_impl._types import ToolResult
+
+    @functools.wraps(original)
+    def run(self: Any, tool: Any, arguments: Any, timeout: float) -> Any:
+        result = original(self, tool, arguments, timeout)
+        _local.timed_out = result.is_error and " timed out after " in result.text
+        if _local.timed_out:
+            return ToolResult(f"{result.text} while running {arguments.raw}", is_error=True)
+        return result
+
+    return run
+
+
+def _timeout_text_unscrubbed(original: type) -> type:
+    """The scrubber leaves an execution-timeout text as it is."""
+
+    class TimeoutKept(original):  # type: ignore[misc]
+        def scrub(self, text: str) -> str:
+            if getattr(_local, "timed_out", False):
+                return text
+            return str(super().scrub(text))
+
+    return TimeoutKept
+
+
+def _failure_message_as_kind(original: Callable[..., None]) -> Callable[..., None]:
+    """A vault failure's own message stands in for its kind, so the refusal repeats it."""
+
+    def init(self: Any, kind: str, message: str | None = None) -> None:
+        original(self, kind, message)
+        if message is not None:
+            self.kind = message
+
+    return init
+
+
+def _seed_truncated(original: Callable[..., None]) -> Callable[..., None]:
+    """The ledger file is emptied when the host first writes to it."""
+
+    @functools.wraps(original)
+    def append(self: Any, record: Any) -> None:
+        if not getattr(self, "_mutant_opened", False):
+            self._mutant_opened = True
+            with open(self.path, "wb"):
+                pass
+        original(self, record)
+
+    return append
+
+
+def _near_window_only(original: Callable[..., int]) -> Callable[..., int]:
+    """After an overlap, a passed-over form is looked for in the next 256 characters only."""
+    from reference_impl._scrub import _NEAR_WINDOW
+
+    def find_after(text: str, form: str, start: int) -> int:
+        return text.find(form, start, start + _NEAR_WINDOW)
+
+    return find_after
+
+
+def _drops_after_placeholder(original: type) -> type:
+    """Each placeholder swallows the character that follows it."""
+
+    class Swallowing(original):  # type: ignore[misc]
+        def scrub(self, text: str) -> str:
+            scrubbed = str(super().scrub(text))
+            return re.sub(r"(\[secret:[^\]]*\]).", r"\1", scrubbed, flags=re.DOTALL)
+
+    return Swallowing
+
+
+def _shortest_first(original: type) -> type:
+    """Where forms start at one place, the shortest is replaced, not the longest."""
+
+    class ShortestFirst(original):  # type: ignore[misc]
+        def __init__(self, resolved: Any) -> None:
+            super().__init__(resolved)
+            needles: tuple[tuple[str, str], ...] = getattr(self, "_needles")  # noqa: B009
+            ordered = sorted(needles, key=lambda item: len(item[0]))
+            self._needles = tuple(ordered)
+            self._forms = tuple(form for form, _ in ordered)
+            self._replacements = tuple(replacement for _, replacement in ordered)
+            self._sizes = tuple(len(form) for form, _ in ordered)
+
+    return ShortestFirst
+
+
+def _cap_limit(limit: int) -> Callable[[Callable[..., str]], Callable[..., str]]:
+    """The cap cuts at ``limit`` characters instead of 150,000."""
+
+    def transform(original: Callable[..., str]) -> Callable[..., str]:
+        @functools.wraps(original)
+        def cap(text: str, _limit: int = limit) -> str:
+            return original(text, limit)
+
+        return cap
+
+    return transform
+
+
+def _cap_at_limit(original: Callable[..., str]) -> Callable[..., str]:
+    """A result of exactly the cap's length is cut as if it were over."""
+    from reference_impl._limits import RESULT_CAP_CHARS
+
+    @functools.wraps(original)
+    def cap(text: str, limit: int = RESULT_CAP_CHARS) -> str:
+        return original(text, limit - 1) if len(text) == limit else original(text, limit)
+
+    return cap
+
+
+def _string_accessor_stringifies(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``args.string(key)`` returns the text of any member, numbers and objects included."""
+
+    @functools.wraps(original)
+    def string(self: Any, key: str) -> str | None:
+        value = self.get(key)
+        return None if value is None else str(value)
+
+    return string
+
+
 MUTANTS: Final[tuple[Mutant, ...]] = (
     Mutant(
         "request-args-substituted",
@@ -767,5 +1017,140 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "secref invoke denies without showing the request when no terminal is attached.",
         (("reference_impl.cli", "TerminalOperator.ask", _silent_without_terminal),),
         driver=False,
+    ),
+    Mutant(
+        "kill-after-prepass",
+        "ORD-004",
+        "The kill switch is decided after the secret pre-pass, so a malformed reference or a "
+        "secret-policy DENY is reported instead.",
+        (
+            ("reference_impl._policy", "Rules.killed", _kill_only_when_gated),
+            (_REG, "Registry._prepass", _kill_after_prepass),
+        ),
+        via="driver",
+    ),
+    Mutant(
+        "kill-all-ignored",
+        "ORD-004",
+        "Pulling the kill switch for every tool does nothing.",
+        (("reference_impl._policy", "Rules.kill", _kill_all_ignored),),
+    ),
+    Mutant(
+        "allow-outranks-kill",
+        "POL-004",
+        "An ALLOW rule, YOLO or session trust lets a kill-switched tool run.",
+        (("reference_impl._policy", "Rules.killed", _allow_outranks_kill),),
+        via="driver",
+    ),
+    Mutant(
+        "unknown-tool-reads-vault",
+        "ORD-006",
+        "A call to an unknown tool that carries a marker reads the vault before it is refused.",
+        ((_REG, "Registry.invoke", _unknown_tool_reads_vault),),
+        via="driver",
+    ),
+    Mutant(
+        "persist-failure-ignored",
+        "APPR-012",
+        "A broad answer the policy store cannot save runs the call as if it were saved.",
+        (
+            ("reference_impl._policy", "Rules.save_tool_rule", _persist_failure_ignored),
+            ("reference_impl._policy", "Rules.save_provider_rule", _persist_failure_ignored),
+        ),
+        via="driver",
+    ),
+    Mutant(
+        "queue-slots-never-freed",
+        "APPR-009",
+        "An answered prompt keeps its slot, so calls made one after another end QUEUE_FULL.",
+        (("reference_impl._approve", "ApprovalGate.ask", _slots_never_freed),),
+        via="driver",
+    ),
+    Mutant(
+        "second-revocation-restores-stamp",
+        "FENCE-001",
+        "A revocation flips the stamp, so revoking the same rule twice during a prompt is missed.",
+        (
+            ("reference_impl._policy", "Rules.revoke_tool", _stamp_parity("_tool_stamps")),
+            (
+                "reference_impl._policy",
+                "Rules.revoke_provider",
+                _stamp_parity("_provider_stamps"),
+            ),
+        ),
+    ),
+    Mutant(
+        "timeout-text-unscrubbed",
+        "SCRUB-010",
+        "The execution-timeout text quotes the substituted arguments and is not scrubbed.",
+        (
+            ("reference_impl._execute", "Executor.run", _timeout_quotes_arguments),
+            (_REG, "Scrubber", _timeout_text_unscrubbed),
+        ),
+        via="driver",
+    ),
+    Mutant(
+        "vault-failure-message-copied",
+        "MSG-009",
+        "The vault refusal repeats the failure's own message instead of its kind.",
+        (("reference_impl._vault", "VaultError.__init__", _failure_message_as_kind),),
+        via="driver",
+    ),
+    Mutant(
+        "old-records-undecodable-via-driver",
+        "LEDG-003",
+        "A ledger record without secretRefs fails to decode, seen through a seeded ledger.",
+        (
+            ("reference_impl._ledger", "decode_record", _secret_refs_required),
+            ("reference_impl", "decode_record", _secret_refs_required),
+        ),
+        via="driver",
+    ),
+    Mutant(
+        "existing-ledger-emptied",
+        "LEDG-020",
+        "The host empties an existing ledger file when it first writes to it.",
+        (("reference_impl._ledger", "JsonlLedger.append", _seed_truncated),),
+        via="driver",
+    ),
+    Mutant(
+        "overlap-rescan-near-only",
+        "SCRUB-009",
+        "After an overlap a passed-over value is looked for in the next 256 characters only.",
+        (("reference_impl._scrub", "_find_after", _near_window_only),),
+    ),
+    Mutant(
+        "placeholder-swallows-next-char",
+        "SCRUB-020",
+        "Each placeholder swallows the character that follows the occurrence it replaced.",
+        ((_REG, "Scrubber", _drops_after_placeholder),),
+        via="driver",
+    ),
+    Mutant(
+        "scrub-shortest-first",
+        "SCRUB-020",
+        "Where forms start at one place the shortest is replaced, leaving the rest of the longer.",
+        ((_REG, "Scrubber", _shortest_first),),
+    ),
+    Mutant(
+        "cap-cuts-to-a-few",
+        "CAP-003",
+        "The cap cuts every result to 64 characters.",
+        ((_REG, "cap", _cap_limit(64)),),
+        via="driver",
+    ),
+    Mutant(
+        "cap-cuts-at-the-limit",
+        "CAP-003",
+        "A result of exactly 150,000 characters is cut.",
+        ((_REG, "cap", _cap_at_limit),),
+    ),
+    Mutant(
+        "string-accessor-stringifies",
+        "SUBST-001",
+        "args.string(key) returns the text of any member, so the handler's view of a number or "
+        "an object is a string.",
+        (("reference_impl._arguments", "ToolArguments.string", _string_accessor_stringifies),),
+        via="driver",
     ),
 )

@@ -506,6 +506,13 @@ class RecordingHost:
         """Return every surface; reading one the host did not announce skips the check."""
         return Seen(self._inner.observe(), self)
 
+    def control(self) -> Control:
+        """Return the operator's control surface, to act on the host outside any prompt.
+
+        A check calls :meth:`need` for the ``control.<op>`` capability first.
+        """
+        return self._inner.control()
+
     def close(self) -> None:
         """Do nothing: the session owns the host under test."""
 

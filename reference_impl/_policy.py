@@ -61,6 +61,10 @@ class PolicyError(ValueError):
     """The policy file is invalid; the message says why and never quotes the file."""
 
 
+class PolicyPersistError(OSError):
+    """A rule could not be saved to the policy store; the rule is not in force."""
+
+
 def _rules(value: object, what: str) -> dict[str, Rule]:
     if not isinstance(value, dict):
         raise PolicyError(f"{what} must be an object of rules")
@@ -165,6 +169,8 @@ class Rules:
         self._kill_all = False
         self._killed: set[str] = set()
         self._generation = 0
+        #: Why saving a rule fails (a policy store that cannot be written), or ``None``.
+        self.store_failure: str | None = None
 
     @property
     def policy(self) -> Policy:
@@ -184,14 +190,26 @@ class Rules:
             )
 
     def save_tool_rule(self, tool: str, rule: Rule) -> None:
-        """Save a rule for a tool ("always allow" saves ALLOW)."""
+        """Save a rule for a tool ("always allow" saves ALLOW).
+
+        Raises:
+            PolicyPersistError: The policy store cannot be written; nothing changes.
+        """
         with self._lock:
+            if self.store_failure is not None:
+                raise PolicyPersistError(self.store_failure)
             self._tools[tool] = rule
             self._tool_stamps[tool] = self._tool_stamps.get(tool, 0) + 1
 
     def save_provider_rule(self, provider: str, rule: Rule) -> None:
-        """Save a rule for a provider ("trust this provider" saves ALLOW)."""
+        """Save a rule for a provider ("trust this provider" saves ALLOW).
+
+        Raises:
+            PolicyPersistError: The policy store cannot be written; nothing changes.
+        """
         with self._lock:
+            if self.store_failure is not None:
+                raise PolicyPersistError(self.store_failure)
             self._providers[provider] = rule
             self._provider_stamps[provider] = self._provider_stamps.get(provider, 0) + 1
 

@@ -29,7 +29,7 @@ from reference_impl._limits import (
     PENDING_APPROVAL_LIMIT,
 )
 from reference_impl._operator import Operator, ScriptedOperator
-from reference_impl._policy import POLICY_FAULT_MESSAGE, Policy, Rules
+from reference_impl._policy import POLICY_FAULT_MESSAGE, Policy, PolicyPersistError, Rules
 from reference_impl._resolve import resolve
 from reference_impl._sanitize import cut, sanitize_arguments
 from reference_impl._scan import has_marker
@@ -73,6 +73,7 @@ STEP_ORDER = (
 DISABLED_MESSAGE = "Secret references are disabled on this host"
 NO_PERMISSION_MESSAGE = "Secret references require the secret.read permission"
 BEARING_DENIED_MESSAGE = "Secret-bearing calls are refused by host policy"
+PERSIST_FAILED_MESSAGE = "The operator's answer could not be saved; the call did not run"
 
 _BROAD_DISPOSITIONS = {
     Answer.APPROVE: Disposition.APPROVED_ONCE,
@@ -425,11 +426,20 @@ class Registry:
         if call.refs:
             # A broad answer to a secret-bearing call runs it once and grants nothing.
             return Disposition.APPROVED_ONCE
-        if answer is Answer.ALWAYS_ALLOW:
-            self.rules.save_tool_rule(tool.name, Rule.ALLOW)
-        elif answer is Answer.TRUST_PROVIDER:
-            self.rules.save_provider_rule(tool.provider_id, Rule.ALLOW)
-        elif answer is Answer.TRUST_SESSION:
+        try:
+            if answer is Answer.ALWAYS_ALLOW:
+                self.rules.save_tool_rule(tool.name, Rule.ALLOW)
+            elif answer is Answer.TRUST_PROVIDER:
+                self.rules.save_provider_rule(tool.provider_id, Rule.ALLOW)
+        except PolicyPersistError:
+            # A broad answer that cannot be kept grants nothing, and the call fails closed.
+            return Refusal(
+                Disposition.POLICY_PERSIST_FAILED,
+                PERSIST_FAILED_MESSAGE,
+                "persist-failed",
+                "APPR-012",
+            )
+        if answer is Answer.TRUST_SESSION:
             self.rules.trust_session(tool.name)
         return _BROAD_DISPOSITIONS[answer]
 

@@ -23,8 +23,10 @@ class VaultError(Exception):
             ``"rpc failure"``; the only part of the failure that reaches a message.
     """
 
-    def __init__(self, kind: str) -> None:
-        super().__init__(kind)
+    def __init__(self, kind: str, message: str | None = None) -> None:
+        # The failure's own message (a backend's text) may quote anything; only ``kind`` may
+        # reach a refusal.
+        super().__init__(kind if message is None else message)
         self.kind = kind
 
 
@@ -46,6 +48,7 @@ class InMemoryVault:
     Attributes:
         reads: Each page number served, in order, across all calls.
         fail_with: When set, every read raises :class:`VaultError` of this kind.
+        fail_message: The raised failure's own message, when set (a test's canary).
     """
 
     def __init__(self, records: Iterable[SecretRecord] = ()) -> None:
@@ -53,6 +56,7 @@ class InMemoryVault:
         self._lock = threading.Lock()
         self.reads: list[int] = []
         self.fail_with: str | None = None
+        self.fail_message: str | None = None
 
     def add(self, record: SecretRecord) -> None:
         """Store one more record."""
@@ -69,5 +73,5 @@ class InMemoryVault:
         with self._lock:
             self.reads.append(page)
             if self.fail_with is not None:
-                raise VaultError(self.fail_with)
+                raise VaultError(self.fail_with, self.fail_message)
             return self._records[page * page_size : (page + 1) * page_size]

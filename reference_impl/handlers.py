@@ -81,6 +81,12 @@ def _values(arguments: ToolArguments) -> list[str]:
         return []
 
 
+def _member(arguments: ToolArguments, key: str) -> object:
+    """Return one member through the accessors a plugin uses: ``string(key)``, else ``get``."""
+    text = arguments.string(key)
+    return text if text is not None else arguments.get(key)
+
+
 def make_handler(
     kind: str,
     tool: str,
@@ -107,7 +113,7 @@ def make_handler(
 
     def handler(arguments: ToolArguments) -> ToolResult | str:
         try:
-            view: dict[str, Any] | None = arguments.view()
+            view: dict[str, Any] | None = {key: _member(arguments, key) for key in arguments.view()}
         except ArgumentsUnavailableError:
             view = None
         receipts.add(Receipt(tool, arguments.raw, view))

@@ -21,9 +21,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from reference_impl import _ledger
 from reference_impl._execute import Tool
 from reference_impl._ledger import JsonlLedger
-from reference_impl._policy import Policy, load_policy
+from reference_impl._policy import Policy, PolicyPersistError, load_policy
 from reference_impl._registry import Registry
 from reference_impl._types import (
     Answer,
@@ -55,8 +56,16 @@ CAPABILITIES: Final = (
     "vault.absent",
     "vault.failing",
     "policy.text",
+    "vault.failure-message",
+    "ledger.seed",
+    "observe.ledger-read",
+    "policy.store-failing",
     "reference",
 )
+
+#: The ``policyStore`` values ``configure`` accepts: a store that saves rules, or one whose
+#: every save fails (docs/driver-protocol.md, "configure").
+POLICY_STORES: Final = ("working", "failing")
 
 #: Answers the operator callback may give, by their wire names; "none" lets the prompt time out.
 ANSWERS: Final = {answer.value: answer for answer in Answer if answer is not Answer.TIMEOUT}
@@ -175,6 +184,14 @@ class HarnessHost:
         generation_dir = self._dir / str(self._generation)
         generation_dir.mkdir()
         self.ledger_path = generation_dir / "ledger.jsonl"
+        seed = config.get("ledgerSeed")
+        if seed is not None:
+            # An existing ledger, as an earlier run left it: the host opens it and appends.
+            self.ledger_path.write_bytes(base64.b64decode(str(seed), validate=True))
+            self.ledger_path.chmod(0o600)
+        store = str(config.get("policyStore", "working"))
+        if store not in POLICY_STORES:
+            raise ValueError(f"unknown policy store {store!r}")
         policy = self._policy(config, generation_dir)
         records = [
             SecretRecord(
@@ -191,6 +208,8 @@ class HarnessHost:
         self.vault = None if vault_mode == "absent" else InMemoryVault(records)
         if vault_mode.startswith("failing:") and self.vault is not None:
             self.vault.fail_with = vault_mode.split(":", 1)[1]
+            message = config.get("vaultFailureMessage")
+            self.vault.fail_message = None if message is None else str(message)
         elif vault_mode not in ("present", "absent"):
             raise ValueError(f"unknown vault mode {vault_mode!r}")
         user = config.get("user", {})
@@ -226,6 +245,8 @@ class HarnessHost:
                     permission=spec.get("permission"),
                 )
             )
+        if store == "failing":
+            registry.rules.store_failure = "the policy store could not be written"
         self.registry = registry
 
     @staticmethod
@@ -281,10 +302,13 @@ class HarnessHost:
             rules.reset()
         elif op == "saveRule":
             rule = Rule(str(params["rule"]))
-            if params["kind"] == "tool":
-                rules.save_tool_rule(str(params["name"]), rule)
-            else:
-                rules.save_provider_rule(str(params["name"]), rule)
+            try:
+                if params["kind"] == "tool":
+                    rules.save_tool_rule(str(params["name"]), rule)
+                else:
+                    rules.save_provider_rule(str(params["name"]), rule)
+            except PolicyPersistError as error:
+                raise ValueError("the policy store is failing") from error
         elif op == "setPermissions":
             registry.set_user(
                 User(
@@ -321,7 +345,12 @@ class HarnessHost:
                 for item in self.receipts.all()
             ],
             "vaultReads": list(self.vault.reads) if self.vault is not None else [],
+            "ledgerRead": self._ledger_read(),
         }
+
+    def _ledger_read(self) -> list[dict[str, object]]:
+        """Return every ledger record as the host's own reader decodes it; skipped lines out."""
+        return [record.to_json_dict() for record in _ledger.read_ledger(self.ledger_path).records]
 
     def close(self) -> None:
         """Release the host's files and log handler."""

@@ -104,6 +104,10 @@ class InProcessHost:
         """Return every surface."""
         return observation_from_wire(self._harness.observe())
 
+    def control(self) -> WireControl:
+        """Return the operator's control surface outside any prompt."""
+        return self._control
+
     def close(self) -> None:
         """Release the harness."""
         self._harness.close()

@@ -23,8 +23,12 @@ from conformance.host import (
 
 
 def config_to_wire(config: HostConfig) -> dict[str, Any]:
-    """Return ``config`` as the driver protocol's ``configure`` params."""
-    return {
+    """Return ``config`` as the driver protocol's ``configure`` params.
+
+    The optional members (``vaultFailureMessage``, ``ledgerSeed``, ``policyStore``) are sent
+    only when a check sets them, so an adapter that predates them sees the same params as before.
+    """
+    params: dict[str, Any] = {
         "secrets": [
             {
                 "id": secret.id,
@@ -55,6 +59,13 @@ def config_to_wire(config: HostConfig) -> dict[str, Any]:
         "pendingLimit": config.pending_limit,
         "executionTimeoutS": config.execution_timeout_s,
     }
+    if config.vault_failure_message is not None:
+        params["vaultFailureMessage"] = config.vault_failure_message
+    if config.ledger_seed is not None:
+        params["ledgerSeed"] = base64.b64encode(config.ledger_seed).decode("ascii")
+    if config.policy_store != "working":
+        params["policyStore"] = config.policy_store
+    return params
 
 
 def result_from_wire(data: Mapping[str, Any]) -> CallResult:
@@ -86,6 +97,11 @@ def observation_from_wire(data: Mapping[str, Any], printed: str = "") -> Observa
         ),
         vault_reads=tuple(int(page) for page in data.get("vaultReads", ())),
         printed=printed,
+        ledger_read=(
+            tuple(dict(item) for item in data["ledgerRead"])
+            if isinstance(data.get("ledgerRead"), list)
+            else None
+        ),
     )
 
 

@@ -1,0 +1,250 @@
+"""Checks that compare what the agent or the handler receives exactly, character for character,
+against the suite's own model (decisions R5.3, R5.4, R6.1, R4.1).
+
+Leak searches only ask whether a value survived; these checks ask whether anything else
+changed. The scrubbed text of a result is compared with the suite's oracle (one leftmost-longest
+pass), on texts where every scrubbing strategy the rulings accept gives the same answer; a value
+passed over by an overlap and met again far later must still be scrubbed; a result within the
+cap must arrive whole and one over it must keep its head; and the handler's per-key view must
+equal the raw JSON for every member, whatever its type. No message here holds a value.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from conformance.canary import Kind, Mint, required_forms
+from conformance.host import HandlerKind, SecretSpec
+from conformance.outcomes import fail, require
+from conformance.scenario import (
+    RECORDER,
+    RecordingHost,
+    args_json,
+    config,
+    make_secret,
+    new_id,
+    placeholder,
+    receipts_for,
+    ref,
+    tool,
+)
+
+#: The host's cap in characters, counting any note about the cut (decisions R6.1).
+RESULT_CAP = 150_000
+
+#: The most characters a host's note about a cut may take from the kept text. The rulings count
+#: the note within the cap but give it no size; a thousand characters is ample for a sentence
+#: giving both lengths, and far short of "a few characters kept".
+NOTE_ROOM = 1_000
+
+#: Characters of filler between an overlap and the value's next occurrence: beyond the window
+#: of 256 characters a search may look in first (the reference host's near window), so a host
+#: that never looks past it is caught.
+FAR_FILLER = 300
+
+#: What stands between the forms in the oracle text: characters a scrubber might wrongly
+#: escape, eat or add (a backslash, a percent sign, a plus, a quote, a letter, a line break,
+#: non-ASCII), so that anything but an exact replacement shows.
+_NEIGHBOURS = (" \\", "%", "q", "+", "\\\\", '"', "\n", "é", "[", "]")
+
+
+def scrub_oracle(text: str, needles: Sequence[tuple[str, str]]) -> str:
+    """Return ``text`` scrubbed in one pass, leftmost match first, longest at one start.
+
+    The suite's own model of decisions R5.3; placeholders it writes are never looked at again.
+
+    Args:
+        text: The handler's result.
+        needles: (form, placeholder) pairs.
+
+    Returns:
+        The text the agent should read.
+    """
+    pieces: list[str] = []
+    at = 0
+    while at < len(text):
+        best: tuple[str, str] | None = None
+        for form, replacement in needles:
+            if text.startswith(form, at) and (best is None or len(form) > len(best[0])):
+                best = (form, replacement)
+        if best is None:
+            pieces.append(text[at])
+            at += 1
+        else:
+            pieces.append(best[1])
+            at += len(best[0])
+    return "".join(pieces)
+
+
+def _needles(secrets: Sequence[SecretSpec]) -> list[tuple[str, str]]:
+    return [
+        (form, placeholder(secret.id))
+        for secret in secrets
+        for form in required_forms(secret.password).values()
+    ]
+
+
+@pytest.mark.req("SCRUB-020", "SCRUB-007")
+def test_scrubbed_text_is_exact(host: RecordingHost, mint: Mint) -> None:
+    """Each form becomes exactly its placeholder and every other character stays as it was."""
+    secrets = [make_secret(mint, kind=kind) for kind in (Kind.SPECIAL, Kind.SPACED, Kind.UNICODE)]
+    pieces = ["head"]
+    count = 0
+    for secret in secrets:
+        for form in required_forms(secret.password).values():
+            pieces.append(_NEIGHBOURS[count % len(_NEIGHBOURS)])
+            pieces.append(form)
+            count += 1
+    pieces.append("tail")
+    text = "".join(pieces)
+    static = tool("static", HandlerKind.STATIC, text=text)
+    host.reset(config(secrets, tools=(static,)))
+    args = args_json({f"v{i}": ref(secret.id) for i, secret in enumerate(secrets)})
+    outcome = host.invoke(static.name, args)
+    require(not outcome.is_error, "SCRUB-020", f"the call ended {outcome.disposition}")
+    expected = scrub_oracle(text, _needles(secrets))
+    if outcome.text != expected:
+        first = next(
+            (i for i, (a, b) in enumerate(zip(outcome.text, expected, strict=False)) if a != b),
+            min(len(outcome.text), len(expected)),
+        )
+        fail(
+            "SCRUB-020",
+            f"the scrubbed result differs from the oracle from character {first} "
+            f"({len(outcome.text)} characters, {len(expected)} expected)",
+        )
+
+
+@pytest.mark.req("SCRUB-020")
+def test_longest_value_wins_at_one_start(host: RecordingHost, mint: Mint) -> None:
+    """Where a value and a longer one that begins with it start together, the longer wins."""
+    core = mint.canary(Kind.PLAIN, "prefix").value
+    longer = core + mint.canary(Kind.PLAIN, "suffix").value[:10]
+    short_secret = SecretSpec(new_id(), "short.example", "user-short-x", core)
+    long_secret = SecretSpec(new_id(), "long.example", "user-long-xx", longer)
+    text = f"<{longer}> and {core}. then {longer}"
+    static = tool("static", HandlerKind.STATIC, text=text)
+    host.reset(config([short_secret, long_secret], tools=(static,)))
+    outcome = host.invoke(
+        static.name, args_json({"s": ref(short_secret.id), "l": ref(long_secret.id)})
+    )
+    expected = scrub_oracle(text, _needles([short_secret, long_secret]))
+    require(
+        outcome.text == expected,
+        "SCRUB-020",
+        "where two values start together the longer one was not replaced whole",
+    )
+
+
+@pytest.mark.req("SCRUB-009")
+def test_overlap_then_repeat_far_away(host: RecordingHost, mint: Mint) -> None:
+    """After two values overlap, the one passed over is still scrubbed far later in the text."""
+    x, y, z = (mint.canary(Kind.PLAIN, "piece").value[:10] for _ in range(3))
+    first = SecretSpec(new_id(), "first.example", "user-first-x", x + y)
+    second = SecretSpec(new_id(), "second.example", "user-second-x", y + z)
+    filler = "-" * FAR_FILLER
+    text = x + y + z + filler + " then " + y + z + filler + x + y
+    static = tool("static", HandlerKind.STATIC, text=text)
+    host.reset(config([first, second], tools=(static,)))
+    outcome = host.invoke(static.name, args_json({"a": ref(first.id), "b": ref(second.id)}))
+    require(not outcome.is_error, "SCRUB-009", f"the call ended {outcome.disposition}")
+    for number, secret in enumerate((first, second), start=1):
+        for name, form in required_forms(secret.password).items():
+            if form in outcome.text:
+                fail(
+                    "SCRUB-009",
+                    f"form {name} of overlapping value {number} survived {FAR_FILLER} "
+                    "characters after the overlap",
+                )
+
+
+def _pattern(length: int) -> str:
+    unit = "0123456789abcdefghijklmnopqrstuvwxyz\n"
+    return (unit * (length // len(unit) + 1))[:length]
+
+
+@pytest.mark.req("CAP-003")
+@pytest.mark.parametrize("length", [RESULT_CAP - 1, RESULT_CAP])
+def test_result_within_cap_arrives_whole(host: RecordingHost, length: int) -> None:
+    """A result of at most 150,000 characters is not cut at all."""
+    text = _pattern(length)
+    static = tool("static", HandlerKind.STATIC, text=text)
+    host.reset(config((), tools=(static,)))
+    outcome = host.invoke(static.name, "{}")
+    require(
+        outcome.text == text,
+        "CAP-003",
+        f"a result of {length} characters reached the agent as {len(outcome.text)} characters",
+    )
+
+
+@pytest.mark.req("CAP-003", "CAP-001")
+@pytest.mark.parametrize("length", [RESULT_CAP + 1, RESULT_CAP + 50_000])
+def test_cut_keeps_the_head(host: RecordingHost, length: int) -> None:
+    """A result over the cap keeps its head up to the cut, less at most the note's room."""
+    text = _pattern(length)
+    static = tool("static", HandlerKind.STATIC, text=text)
+    host.reset(config((), tools=(static,)))
+    outcome = host.invoke(static.name, "{}")
+    require(
+        len(outcome.text) <= RESULT_CAP,
+        "CAP-001",
+        f"a result of {length} characters reached the agent as {len(outcome.text)}",
+    )
+    require(
+        outcome.text.startswith(text[: RESULT_CAP - NOTE_ROOM]),
+        "CAP-003",
+        f"the cut kept less than the first {RESULT_CAP - NOTE_ROOM} characters of the result",
+    )
+
+
+#: Members of every JSON type, escaped keys and strings included, for the view check.
+_EVERY_TYPE: dict[str, Any] = {
+    "text": "plain",
+    "empty": "",
+    "number": 1.5,
+    "integer": -3,
+    "true": True,
+    "false": False,
+    "null": None,
+    "object": {"inner": "value", "n": 2},
+    "array": [1, "two", None, {"k": "v"}],
+    'quoted "key"': 'a "quoted" \\ value',
+    "unicode": "é\U0001f511",
+    "": "empty key",
+}
+
+
+@pytest.mark.req("SUBST-001", "INV6")
+@pytest.mark.parametrize("with_reference", [True, False], ids=["secret", "plain"])
+def test_view_equals_raw_for_every_member(
+    host: RecordingHost, mint: Mint, with_reference: bool
+) -> None:
+    """The handler's per-key view equals the raw JSON for every member, whatever its type."""
+    host.need("observe.receipts")
+    secret = make_secret(mint, kind=Kind.SPECIAL)
+    members = dict(_EVERY_TYPE)
+    if with_reference:
+        members["ref"] = ref(secret.id)
+        members["nested"] = {"deep": [ref(secret.id, "notes")]}
+    host.reset(config([secret], tools=(RECORDER,)))
+    outcome = host.invoke(RECORDER.name, json.dumps(members))
+    require(not outcome.is_error, "SUBST-001", f"the call ended {outcome.disposition}")
+    receipts = receipts_for(host.observe(), RECORDER.name)
+    require(len(receipts) == 1, "SUBST-001", "the handler was not called once")
+    receipt = receipts[0]
+    raw = json.loads(receipt.raw)
+    view = receipt.view
+    require(isinstance(view, dict), "SUBST-001", "the handler got no per-key view of an object")
+    assert isinstance(view, dict)
+    require(set(view) == set(raw), "SUBST-001", "the view's keys are not the raw JSON's keys")
+    for key, value in raw.items():
+        require(
+            json.dumps(view.get(key), sort_keys=True) == json.dumps(value, sort_keys=True),
+            ("SUBST-001", "INV6"),
+            f"the view's member {key!r} differs from the raw JSON's",
+        )
