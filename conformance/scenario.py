@@ -58,16 +58,6 @@ PROVIDER: Final = "plugin.canary"
 #: Seconds a check waits for a started call before calling the host hung.
 WAIT_SECONDS: Final = 20.0
 
-#: What a host must announce before a check may read each part of an observation, or act
-#: (decisions S1.1; docs/driver-protocol.md, "Capabilities").
-OBSERVED_CAPABILITIES: Final = {
-    "ledger_bytes": "observe.ledger",
-    "log_records": "observe.log",
-    "approval_requests": "observe.requests",
-    "receipts": "observe.receipts",
-    "vault_reads": "observe.vault-reads",
-}
-
 #: The control capability behind each :class:`conformance.host.Control` method.
 CONTROL_CAPABILITIES: Final = {
     "revoke": "control.revoke",
@@ -342,6 +332,12 @@ class Seen:
         return self._inner.vault_reads
 
     @property
+    def ledger_read(self) -> tuple[Mapping[str, Any], ...] | None:
+        """The ledger as the host's own reader decodes it (``observe.ledger-read``)."""
+        self._owner.read("observe.ledger-read")
+        return self._inner.ledger_read
+
+    @property
     def printed(self) -> str:
         """What the host printed besides the protocol; the suite reads it itself."""
         return self._inner.printed
@@ -399,6 +395,10 @@ class _GuardedControl:
         if self._allowed("set_yolo"):
             self._inner.set_yolo(enabled)
 
+    def kill(self, tool: str | None = None) -> None:
+        if self._allowed("kill"):
+            self._inner.kill(tool)
+
     def __getattr__(self, name: str) -> Any:
         # Controls added to the protocol later reach the host only when announced.
         capability = CONTROL_CAPABILITIES.get(name)
@@ -416,6 +416,12 @@ def _config_needs(config: HostConfig) -> list[str]:
         needs.append("vault.failing")
     if config.policy_text is not None:
         needs.append("policy.text")
+    if config.vault_failure_message is not None:
+        needs.append("vault.failure-message")
+    if config.ledger_seed is not None:
+        needs.append("ledger.seed")
+    if config.policy_store == "failing":
+        needs.append("policy.store-failing")
     return needs
 
 
@@ -509,9 +515,11 @@ class RecordingHost:
     def control(self) -> Control:
         """Return the operator's control surface, to act on the host outside any prompt.
 
-        A check calls :meth:`need` for the ``control.<op>`` capability first.
+        An action the host did not announce is not sent, and the check ends skipped; a check
+        calls :meth:`need` for the ``control.<op>`` capability first to skip before acting.
         """
-        return self._inner.control()
+        guarded: Control = _GuardedControl(self._inner.control(), self)
+        return guarded
 
     def close(self) -> None:
         """Do nothing: the session owns the host under test."""

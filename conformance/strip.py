@@ -32,6 +32,7 @@ OBSERVE_MEMBERS: Final = {
     "observe.requests": "requests",
     "observe.receipts": "receipts",
     "observe.vault-reads": "vaultReads",
+    "observe.ledger-read": "ledgerRead",
 }
 
 #: The capability each ``control`` operation needs.
@@ -56,6 +57,12 @@ def configure_needs(params: Mapping[str, Any]) -> set[str]:
         needs.add("vault.failing")
     if params.get("policyText") is not None:
         needs.add("policy.text")
+    if params.get("vaultFailureMessage") is not None:
+        needs.add("vault.failure-message")
+    if params.get("ledgerSeed") is not None:
+        needs.add("ledger.seed")
+    if params.get("policyStore") == "failing":
+        needs.add("policy.store-failing")
     return needs
 
 

@@ -17,11 +17,12 @@ from collections.abc import Iterator
 import pytest
 
 from conformance.canary import Detector, Guarded, Kind, Mint, required_forms
-from conformance.host import CallResult, HandlerKind, Observation
+from conformance.host import CallResult, HandlerKind
 from conformance.outcomes import fail, require
 from conformance.scenario import (
     RECORDER,
     RecordingHost,
+    Seen,
     args_json,
     config,
     ledger_records,
@@ -66,7 +67,7 @@ def test_timeout_text_holds_no_value(host: RecordingHost, mint: Mint, kind: Kind
                 fail("SCRUB-010", f"form {name} of the {field_name} is in the timeout's snippet")
 
 
-def _surfaces(outcome: CallResult, seen: Observation) -> Iterator[tuple[str, str]]:
+def _surfaces(outcome: CallResult, seen: Seen) -> Iterator[tuple[str, str]]:
     yield "result", outcome.text
     yield "ledger", seen.ledger_bytes.decode("utf-8", "replace")
     for record in seen.log_records:

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -23,6 +23,7 @@ from conformance import outcomes
 from conformance.canary import CallRecord, Detector, Guarded, Surface
 from conformance.host import (
     CallResult,
+    Control,
     HostConfig,
     HostInfo,
     Observation,
@@ -164,6 +165,9 @@ class _Bare:
     def observe(self) -> Observation:
         return Observation(b"", (), (), (), ())
 
+    def control(self) -> Control:
+        return cast(Control, self)
+
     def close(self) -> None:
         pass
 
@@ -259,7 +263,10 @@ def test_stripper_hides_capabilities_members_and_actions() -> None:
     """The handshake, observe answers and unsupported actions all lose the stripped ones."""
     stripper = Stripper(["observe.log", "control.revoke"])
     assert stripper.from_suite({"id": 0, "method": "start", "params": {}}) is None
-    hello = {"id": 0, "result": {"protocol": 1, "host": {"capabilities": ["observe.log", "x"]}}}
+    hello: dict[str, Any] = {
+        "id": 0,
+        "result": {"protocol": 1, "host": {"capabilities": ["observe.log", "x"]}},
+    }
     assert stripper.from_host(hello) is True
     assert hello["result"]["host"]["capabilities"] == ["x"]
     assert stripper.from_suite({"id": 1, "method": "observe", "params": {}}) is None
