@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import enum
 import hashlib
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Final
 
 from conformance.canary import Kind, Mint, hardening_forms, required_forms
@@ -229,10 +229,14 @@ def _run_probes(masker: Masker, probes: Sequence[_Probe]) -> list[Outcome]:
 FORM_REQUIREMENTS: Final = {"a": "MASK-001", "b": "MASK-002", "c": "MASK-003", "d": "MASK-004"}
 
 
-def _form_probes(secret: Secret, requirement: str | None, where: str) -> list[_Probe]:
+def _form_probes(
+    secret: Secret, where: str, override: Mapping[str, str] | None = None
+) -> list[_Probe]:
+    """Return one probe per required form of ``secret``, each citing its form's requirement
+    unless ``override`` names another for that form."""
     probes = []
     for name, form in required_forms(secret.value).items():
-        own = requirement or FORM_REQUIREMENTS[name]
+        own = (override or {}).get(name, FORM_REQUIREMENTS[name])
         probes.append(
             _Probe(
                 own,
@@ -248,6 +252,10 @@ def _form_probes(secret: Secret, requirement: str | None, where: str) -> list[_P
 def check_forms(masker: Masker, canaries: Canaries) -> list[Outcome]:
     """MASK-001..005: every required form of values with every awkward character, and the floor.
 
+    A form of the 8-code-point value that survives breaks the floor (MASK-005) only when the
+    masker masked that form of the longer values on the same path; otherwise the form's own
+    rule is what it broke (decisions S1.4), and the outcome cites that.
+
     Args:
         masker: The masker under test.
         canaries: The run's values.
@@ -255,12 +263,32 @@ def check_forms(masker: Masker, canaries: Canaries) -> list[Outcome]:
     Returns:
         One outcome per requirement and path (and one per surviving form).
     """
+    at_floor = dict.fromkeys(FORM_REQUIREMENTS, "MASK-005")
     probes = [
-        *_form_probes(canaries.rich, None, "mid-line"),
-        *_form_probes(canaries.quoted, None, "mid-line"),
-        *_form_probes(canaries.eight, "MASK-005", "at the floor"),
+        *_form_probes(canaries.rich, "mid-line"),
+        *_form_probes(canaries.quoted, "mid-line"),
+        *_form_probes(canaries.eight, "at the floor", at_floor),
     ]
-    return _run_probes(masker, probes)
+    outcomes = _run_probes(masker, probes)
+    failed = {
+        (item.path, form)
+        for item in outcomes
+        if item.status is Status.FAIL and item.requirement != "MASK-005"
+        for form in item.forms
+    }
+    judged: list[Outcome] = []
+    for item in outcomes:
+        if (
+            item.requirement == "MASK-005"
+            and item.status is Status.FAIL
+            and all((item.path, form) in failed for form in item.forms)
+        ):
+            judged.append(replace(item, requirement=FORM_REQUIREMENTS[item.forms[0]]))
+            reason = "the floor cannot be judged: longer values leak in the same form"
+            judged.append(Outcome("MASK-005", Status.UNCHECKED, item.path, reason))
+        else:
+            judged.append(item)
+    return judged
 
 
 def check_short(masker: Masker, canaries: Canaries) -> list[Outcome]:
@@ -332,7 +360,7 @@ def check_positions(masker: Masker, canaries: Canaries) -> list[Outcome]:
             "MASK-011", "a value on a line of its own", (canaries.rich,), f"one\n{rich}\nthree\n"
         ),
         _Probe("MASK-011", "a value inside a long line", (canaries.rich,), _long_line(rich)),
-        *_form_probes(pem, "MASK-012", "across line breaks"),
+        *_form_probes(pem, "across line breaks", {"a": "MASK-012"}),
         _Probe("MASK-012", "a PEM block among lines", (pem,), f"key:\n{pem.value}\nend\n"),
     ]
     return _run_probes(masker, probes)

@@ -355,7 +355,11 @@ class SubprocessMasker(Masker):
         self._lines: queue.Queue[bytes | None] = queue.Queue()
         self._stderr: collections.deque[str] = collections.deque(maxlen=64)
         self._next_id = 0
-        self._info = self._start()
+        try:
+            self._info = self._start()
+        except MaskerStartError:
+            self._workdir.cleanup()
+            raise
 
     @property
     def info(self) -> MaskerInfo:
