@@ -49,6 +49,10 @@ CAPABILITIES: Final = (TEXT, COMMAND, STREAM_PIECES)
 #: that many times over while keeping a flooding adapter bounded.
 MAX_LINE_BYTES: Final = 8 * 1024 * 1024
 
+#: Lines from an adapter held unread. An adapter that floods lines then blocks on its own pipe,
+#: so memory stays within this many times :data:`MAX_LINE_BYTES`.
+MAX_QUEUED_LINES: Final = 4
+
 #: Characters of an adapter's standard error kept, to explain a crash.
 STDERR_TAIL_CHARS: Final = 2000
 
@@ -352,7 +356,7 @@ class SubprocessMasker(Masker):
         self._workdir = _Workdir()
         self._told: dict[str, Secret] = {}
         self._process: subprocess.Popen[bytes] | None = None
-        self._lines: queue.Queue[bytes | None] = queue.Queue()
+        self._lines: queue.Queue[bytes | None] = queue.Queue(MAX_QUEUED_LINES)
         self._stderr: collections.deque[str] = collections.deque(maxlen=64)
         self._next_id = 0
         try:
@@ -378,7 +382,7 @@ class SubprocessMasker(Masker):
         except OSError as error:
             raise MaskerStartError(f"cannot start the adapter: {error.strerror}") from None
         self._process = process
-        self._lines = queue.Queue()
+        self._lines = queue.Queue(MAX_QUEUED_LINES)
         assert process.stdout is not None
         assert process.stderr is not None
         threading.Thread(target=self._read_stdout, args=(process.stdout,), daemon=True).start()

@@ -262,3 +262,16 @@ def test_fresh_canaries_every_run_with_the_awkward_characters() -> None:
     assert len(first.one.value) == len(first.other.value) < len(first.longer.value)
     assert isinstance(first.rich, Secret)
     assert "value" not in repr(first.rich)
+
+
+def test_a_flooding_adapter_is_cut_off_at_the_line_bound(tmp_path: Path) -> None:
+    """A line past the bound fails the request instead of growing without end."""
+    command = _adapter(
+        tmp_path,
+        HELLO + "import sys\nfor line in sys.stdin:\n"
+        "    sys.stdout.write('x' * (9 * 1024 * 1024))\n    sys.stdout.flush()\n",
+    )
+    masker = SubprocessMasker(command, call_timeout=10.0)
+    with pytest.raises(MaskerError, match="longer than"):
+        masker.mask_text([Canaries.mint().plain], "x")
+    masker.close()
