@@ -200,7 +200,9 @@ def _run_probes(masker: Masker, probes: Sequence[_Probe]) -> list[Outcome]:
                         probe.requirement,
                         Status.FAIL,
                         path,
-                        f"{probe.what}: {', '.join(names)} survived in form {', '.join(forms)}",
+                        f"{probe.what}: {', '.join(names)} left in form {', '.join(forms)}"
+                        if len(probe.secrets) > 1
+                        else f"{probe.what}: left readable",
                         forms,
                     )
                 )

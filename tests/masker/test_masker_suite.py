@@ -275,3 +275,15 @@ def test_a_flooding_adapter_is_cut_off_at_the_line_bound(tmp_path: Path) -> None
     with pytest.raises(MaskerError, match="longer than"):
         masker.mask_text([Canaries.mint().plain], "x")
     masker.close()
+
+
+def test_the_published_matrix_has_the_current_columns_and_four_real_maskers() -> None:
+    """docs/maskers.md shows the remaking command and a matrix over today's catalog."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "maskers.md").read_text("utf-8")
+    assert "tox -e maskers" in page
+    ids = [requirement.id for requirement in report.load_requirements()]
+    header = "| masker | version | verdict | " + " | ".join(ids) + " |"
+    assert header in page
+    rows = page[page.index(header) :].split("\n\n", 1)[0].splitlines()[2:]
+    names = [row.split(" | ")[0].removeprefix("| ") for row in rows]
+    assert len([name for name in names if "reference" not in name]) >= 4
