@@ -2,7 +2,8 @@
 
 This module owns the masker subcommand: choosing each masker (``reference``, ``mutant:<name>``
 or an adapter command), running every check against it with fresh canaries, writing the JSON
-and Markdown reports (one masker's rows, or the matrix of several), refusing to write a report
+report (checked against ``conformance/schemas/masker/report.schema.json``) and the Markdown one
+(one masker's rows, or the matrix of several), refusing to write a report
 in which any run of a canary survives, and the exit code: for one masker its verdict (0
 conformant, 1 incomplete or non-conformant), with ``--matrix`` 0 once every masker was
 measured; 2 on a harness error. ``secref-conformance masker selftest`` runs the reference
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
@@ -146,8 +148,25 @@ def _write(reports: list[dict[str, Any]], json_path: Path, md_path: Path) -> Non
     json_path.parent.mkdir(parents=True, exist_ok=True)
     md_path.parent.mkdir(parents=True, exist_ok=True)
     document = reports[0] if len(reports) == 1 else {"maskers": reports}
+    validate_report(document)
     json_path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", "utf-8")
     md_path.write_text(matrix_markdown(reports), "utf-8")
+
+
+def validate_report(document: dict[str, Any]) -> None:
+    """Check a JSON report against ``conformance/schemas/masker/report.schema.json``.
+
+    Raises:
+        jsonschema.ValidationError: The report does not match its schema.
+    """
+    import jsonschema
+
+    schema = json.loads(
+        resources.files("conformance")
+        .joinpath("schemas", "masker", "report.schema.json")
+        .read_text("utf-8")
+    )
+    jsonschema.validate(document, schema)
 
 
 def selftest() -> int:

@@ -123,6 +123,8 @@ def test_reference_adapter_over_the_protocol_is_conformant(tmp_path: Path) -> No
     )
     assert code == 0
     document = json.loads(json_path.read_text("utf-8"))
+    cli.validate_report(document)
+    cli.validate_report({"maskers": [document, document]})
     assert document["verdict"] == "conformant"
     assert document["masker"]["version"]
     rows = {row["id"]: row for row in document["requirements"]}
