@@ -8,22 +8,26 @@ import { join, dirname } from 'node:path';
 import { spawn } from 'node:child_process';
 
 // Packages are installed by `tox -e maskers` into a directory of their own, named here.
-const root = process.env.SECREF_NODE_MODULES || join(process.cwd(), 'node_modules');
+export const root = process.env.SECREF_NODE_MODULES || join(process.cwd(), 'node_modules');
 export const load = createRequire(join(dirname(root), 'adapter.cjs'));
 
 export function versionOf(pkg) {
   return JSON.parse(readFileSync(join(root, pkg, 'package.json'), 'utf8')).version;
 }
 
-// Run argv and collect its standard output, for adapters that wrap a child.
-export function collect(argv, onChunk) {
+// Run argv (a wrapper with its child) and collect its standard output, then its standard
+// error: what a model reading the wrapper's output would see.
+export function collect(argv, options = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
-    const parts = [];
+    const child = spawn(argv[0], argv.slice(1), { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = [];
+    const err = [];
     child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (chunk) => parts.push(onChunk(chunk)));
+    child.stderr.setEncoding('utf8');
+    child.stdout.on('data', (chunk) => out.push(chunk));
+    child.stderr.on('data', (chunk) => err.push(chunk));
     child.on('error', reject);
-    child.on('close', () => resolve(parts.join('')));
+    child.on('close', () => resolve(out.join('') + err.join('')));
   });
 }
 
