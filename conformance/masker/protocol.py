@@ -127,8 +127,9 @@ def inert(text: str, secrets: Iterable[Secret]) -> str:
         secrets: Every value the run handed out.
 
     Returns:
-        At most :data:`EXCERPT_CHARS` characters, each value's forms replaced by its name and
-        any character inside a run shared with a value replaced by ``?``.
+        At most :data:`EXCERPT_CHARS` characters, each value's forms replaced by its name, any
+        character inside a run shared with a value replaced by ``?``, and control characters
+        written as ``\\xNN``.
     """
     for secret in secrets:
         for form in sorted(required_forms(secret.value).values(), key=len, reverse=True):
@@ -144,7 +145,11 @@ def inert(text: str, secrets: Iterable[Secret]) -> str:
             if text[start : start + CANARY_RUN] in runs:
                 hidden[start : start + CANARY_RUN] = [True] * CANARY_RUN
     cleaned = "".join("?" if hide else char for char, hide in zip(text, hidden, strict=True))
-    return cleaned[:EXCERPT_CHARS]
+    # Control characters would act on a terminal; they are shown as escapes instead.
+    return "".join(
+        f"\\x{ord(char):02x}" if ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0 else char
+        for char in cleaned[:EXCERPT_CHARS]
+    )
 
 
 def child_command(pieces: Sequence[str], directory: Path) -> list[str]:

@@ -289,3 +289,8 @@ def test_the_published_matrix_has_the_current_columns_and_four_real_maskers() ->
     rows = page[page.index(header) :].split("\n\n", 1)[0].splitlines()[2:]
     names = [row.split(" | ")[0].removeprefix("| ") for row in rows]
     assert len([name for name in names if "reference" not in name]) >= 4
+
+
+def test_inert_escapes_control_characters() -> None:
+    """Adapter text quoted on a terminal cannot move the cursor or change colours."""
+    assert inert("a\x1b[2Jb\x07", []) == "a\\x1b[2Jb\\x07"
