@@ -294,3 +294,38 @@ def test_the_published_matrix_has_the_current_columns_and_four_real_maskers() ->
 def test_inert_escapes_control_characters() -> None:
     """Adapter text quoted on a terminal cannot move the cursor or change colours."""
     assert inert("a\x1b[2Jb\x07", []) == "a\\x1b[2Jb\\x07"
+
+
+@pytest.mark.req("MASK-013")
+def test_stream_pieces_path_catches_a_filter_that_masks_each_piece_alone() -> None:
+    """Through ``stream-pieces``, masking each piece alone fails MASK-013; buffering passes."""
+    from conformance.masker.mutants import reference_function
+    from conformance.masker.protocol import STREAM_PIECES
+
+    for chunked, expected in ((True, Status.FAIL), (False, Status.PASS)):
+        masker = InProcessMasker(
+            "filter", "1", reference_function, (TEXT, STREAM_PIECES), chunked=chunked
+        )
+        row = _rows(masker)["MASK-013"]
+        assert row.status is expected
+        assert row.paths == (STREAM_PIECES,)
+
+
+def test_the_python_kit_answers_an_unannounced_path_with_an_error() -> None:
+    """An adapter built on the kit refuses a path it did not announce, naming no value."""
+    import subprocess
+
+    secret = Canaries.mint().plain
+    request = {"id": 1, "op": "command", "secrets": [{"name": secret.name, "value": secret.value}]}
+    request["argv"] = ["true"]
+    completed = subprocess.run(
+        [sys.executable, "-m", f"{ADAPTERS}.reference"],
+        input=json.dumps(request) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    hello, answer = (json.loads(line) for line in completed.stdout.splitlines())
+    assert hello["capabilities"] == ["text"]
+    assert answer == {"id": 1, "error": "the masker raised KeyError"}
