@@ -98,6 +98,7 @@ class Canaries:
     eight: Secret
     short: Secret
     short_bytes: Secret
+    short_units: Secret
     pem: Secret
     plain: Secret
     first: Secret
@@ -124,6 +125,7 @@ class Canaries:
             eight=Secret("MASK_EIGHT", (e := _core(mint, "eight"))[:4] + "/" + e[4:7]),
             short=Secret("MASK_SHORT", _core(mint, "short")[:7]),
             short_bytes=Secret("MASK_SHORT_BYTES", _core(mint, "short")[:6] + "é"),
+            short_units=Secret("MASK_SHORT_UNITS", _core(mint, "short")[:6] + "\U0001f511"),
             pem=Secret(
                 "MASK_PEM",
                 "-----BEGIN TEST KEY-----\n" + "\n".join(pem_lines) + "\n-----END TEST KEY-----",
@@ -296,6 +298,9 @@ def check_forms(masker: Masker, canaries: Canaries) -> list[Outcome]:
 def check_short(masker: Masker, canaries: Canaries) -> list[Outcome]:
     """MASK-006: whether values under the floor are masked; reported, never failed.
 
+    Three values of 7 code points: ASCII, one that takes 8 UTF-8 bytes, and one that takes 8
+    UTF-16 units (decisions R5.1 makes that last case EITHER for hosts too).
+
     Returns:
         One reported outcome per path, naming the behaviour: ``floor-8`` or ``masks-shorter``.
     """
@@ -306,6 +311,7 @@ def check_short(masker: Masker, canaries: Canaries) -> list[Outcome]:
             for secret, what in (
                 (canaries.short, "7 ASCII characters"),
                 (canaries.short_bytes, "7 code points in 8 UTF-8 bytes"),
+                (canaries.short_units, "7 code points in 8 UTF-16 units"),
             ):
                 output = _through(masker, path, (secret,), f"before {secret.value} after\n")
                 if secret.value not in output:

@@ -258,6 +258,8 @@ def test_fresh_canaries_every_run_with_the_awkward_characters() -> None:
     assert len(first.eight.value) == 8
     assert len(first.short_bytes.value) == 7
     assert len(first.short_bytes.value.encode()) == 8
+    assert len(first.short_units.value) == 7
+    assert len(first.short_units.value.encode("utf-16-le")) == 16
     assert "\n" in first.pem.value
     assert first.second.value.startswith(first.first.value[-8:])
     assert first.inner.value in first.first.value
