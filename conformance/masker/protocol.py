@@ -273,12 +273,16 @@ class InProcessMasker(Masker):
         if COMMAND not in self._info.capabilities:
             raise NotAnnounced(COMMAND)
         argv = child_command(pieces, self._workdir.path)
-        with subprocess.Popen(argv, stdout=subprocess.PIPE) as process:
-            assert process.stdout is not None
-            reads: list[bytes] = []
-            while chunk := os.read(process.stdout.fileno(), 65536):
-                reads.append(chunk)
-            process.wait(DEFAULT_CALL_TIMEOUT)
+        try:
+            with subprocess.Popen(argv, stdout=subprocess.PIPE) as process:
+                assert process.stdout is not None
+                reads: list[bytes] = []
+                while chunk := os.read(process.stdout.fileno(), 65536):
+                    reads.append(chunk)
+                process.wait(DEFAULT_CALL_TIMEOUT)
+        finally:
+            # The plan holds the text, values included: it lives only as long as its child.
+            Path(argv[-1]).unlink(missing_ok=True)
         if self._chunked:
             return "".join(self._function(secrets, chunk.decode("utf-8")) for chunk in reads)
         return self._function(secrets, b"".join(reads).decode("utf-8"))
@@ -497,7 +501,11 @@ class SubprocessMasker(Masker):
         """Have the wrapper run a child that writes ``pieces`` (see :meth:`Masker.run`)."""
         if COMMAND not in self._info.capabilities:
             raise NotAnnounced(COMMAND)
-        return self._request(COMMAND, secrets, argv=child_command(pieces, self._workdir.path))
+        argv = child_command(pieces, self._workdir.path)
+        try:
+            return self._request(COMMAND, secrets, argv=argv)
+        finally:
+            Path(argv[-1]).unlink(missing_ok=True)
 
     def mask_pieces(self, secrets: Sequence[Secret], pieces: Sequence[str]) -> str:
         """Feed ``pieces`` to a stream masker one by one (see :meth:`Masker.mask_pieces`)."""
