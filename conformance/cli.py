@@ -5,7 +5,8 @@ This module owns the user's first command. ``secref-conformance`` runs the confo
 names, the in-process reference host by default; writes the JSON and Markdown reports (to
 ``reports/`` by default); and exits 0 when the host is conformant, 1 when it is not, and 2 on a
 harness error, a run in which no check executed included. ``secref-conformance selftest`` runs
-the suite against every mutant of the mutant catalog. It prints what pytest and the plugin
+the suite against every mutant of the mutant catalog; ``secref-conformance masker`` checks
+maskers instead of hosts (:mod:`conformance.masker.cli`). It prints what pytest and the plugin
 print, and never a value.
 """
 
@@ -35,7 +36,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="secref-conformance",
         description="Check a host against the secret-reference contract. Exit codes: "
         "0 conformant, 1 not conformant, 2 harness error (including a run where no check "
-        "executed). 'secref-conformance selftest' runs the suite against the mutant catalog.",
+        "executed). 'secref-conformance selftest' runs the suite against the mutant catalog; "
+        "'secref-conformance masker --help' checks maskers.",
     )
     parser.add_argument(
         "--host",
@@ -173,6 +175,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from conformance import mutants
 
         return mutants.main(["selftest", *args[1:]])
+    if args[:1] == ["masker"]:
+        from conformance.masker import cli as masker_cli
+
+        return masker_cli.main(args[1:])
     options = _parser().parse_args(args)
     passed: list[str] = []
     if options.expectations:
