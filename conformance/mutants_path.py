@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -259,6 +260,20 @@ def _plus_kept(original: Callable[[str], tuple[str, ...]]) -> Callable[..., Any]
         return tuple(dict.fromkeys(form.replace("%2B", "+") for form in original(value)))
 
     return forms
+
+
+def _form_table_writes(byte: int, text: str) -> Callable[[tuple[str, ...]], tuple[str, ...]]:
+    """Form c's byte table writes ``byte`` as ``text``, as another URL encoder would."""
+
+    def transform(original: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(text if index == byte else entry for index, entry in enumerate(original))
+
+    return transform
+
+
+def _lone_surrogate_delivered(original: Any) -> Any:
+    """Values holding a lone surrogate are delivered, not refused; scrubbing is left as is."""
+    return re.compile("(?!)")
 
 
 def _with_sha256(original: Callable[[str], tuple[str, ...]]) -> Callable[..., Any]:
@@ -594,6 +609,26 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "SCRUB-005",
         "The scrubbed form c keeps '+' as it is instead of %2B, so the real form c survives.",
         (("reference_impl._scrub", "forms", _plus_kept),),
+    ),
+    Mutant(
+        "star-form-encoded",
+        "SCRUB-005",
+        "Form c writes '*' as %2A, as quote_plus does, so the design's form c (which keeps '*') "
+        "survives.",
+        (("reference_impl._scrub", "_FORM_TABLE", _form_table_writes(0x2A, "%2A")),),
+    ),
+    Mutant(
+        "tilde-form-kept",
+        "SCRUB-005",
+        "Form c keeps '~', as quote_plus does, so the design's form c (%7E) survives.",
+        (("reference_impl._scrub", "_FORM_TABLE", _form_table_writes(0x7E, "~")),),
+    ),
+    Mutant(
+        "lone-surrogate-delivered",
+        "SCRUB-004",
+        "A value holding a lone surrogate is delivered, and its form b, which writes the surrogate "
+        "as a \\udxxx escape, is not scrubbed.",
+        (("reference_impl._resolve", "_LONE_SURROGATE", _lone_surrogate_delivered),),
     ),
     Mutant(
         "placeholder-without-field",

@@ -115,6 +115,79 @@ def test_scrub_vector(host: RecordingHost, mint: Mint, members: tuple[ScrubVecto
         )
 
 
+#: The requirement of each form of decisions R5.2.
+_FORM_REQUIREMENT = {"a": "SCRUB-003", "b": "SCRUB-004", "c": "SCRUB-005", "d": "SCRUB-006"}
+
+#: Canary kinds whose values hold characters that only some forms change; ``CLASSES`` draws a
+#: new mix per run, so it is tried three times.
+_CLASS_KINDS = (Kind.SPECIAL, Kind.CLASSES, Kind.CLASSES, Kind.CLASSES)
+
+
+@pytest.mark.req("SCRUB-003", "SCRUB-004", "SCRUB-005", "SCRUB-006", "SCRUB-009", "SCRUB-010")
+@pytest.mark.parametrize(
+    "kind",
+    _CLASS_KINDS,
+    ids=[f"{kind.value}-{n}" for n, kind in enumerate(_CLASS_KINDS)],
+)
+def test_every_form_of_a_class_canary_is_scrubbed(
+    host: RecordingHost, mint: Mint, kind: Kind
+) -> None:
+    """A value holding a space, *, ~, +, %, a quote, a backslash, /, controls, non-ASCII and
+    astral characters has four different forms; each is replaced, in the password and the
+    notes alike."""
+    secret = make_secret(mint, kind=kind)
+    lines = []
+    for field in ("password", "notes"):
+        for name, form in required_forms(value_of(secret, field)).items():
+            lines.append(f"{field} {name}: {form} .")
+    static = tool("static", HandlerKind.STATIC, text="\n".join(lines))
+    host.reset(config([secret], tools=(static,)))
+    args = args_json({"p": ref(secret.id), "n": ref(secret.id, "notes")})
+    outcome = host.invoke(static.name, args)
+    require(not outcome.is_error, "SCRUB-010", f"the call ended {outcome.disposition}")
+    for field in ("password", "notes"):
+        for name, form in required_forms(value_of(secret, field)).items():
+            if form in outcome.text:
+                fail(
+                    (_FORM_REQUIREMENT[name], "SCRUB-009"),
+                    f"form {name} of a {kind.value} {field} survived scrubbing",
+                )
+
+
+@pytest.mark.req("SCRUB-040", "SCRUB-004", "SCRUB-005", "SCRUB-006", "SCRUB-009")
+@pytest.mark.parametrize("field", ["password", "notes"])
+def test_lone_surrogate_value(host: RecordingHost, mint: Mint, field: str) -> None:
+    """A value holding a lone surrogate is refused at resolution, or delivered with every form
+    (form b's lower-case \\udxxx, forms c and d over its WTF-8 bytes) scrubbed."""
+    secret = make_secret(mint, kind=Kind.LONE_SURROGATE)
+    value = value_of(secret, field)
+    forms = required_forms(value)
+    static = tool(
+        "static",
+        HandlerKind.STATIC,
+        text="\n".join(f"{name}: {form} ." for name, form in forms.items()),
+    )
+    host.reset(config([secret], tools=(static,)))
+    outcome = host.invoke(static.name, args_json({"v": ref(secret.id, field)}))
+    seen = host.observe()
+    if outcome.is_error:
+        require(
+            outcome.disposition == "SECRET_UNRESOLVED",
+            "SCRUB-040",
+            f"a value holding a lone surrogate was refused as {outcome.disposition}",
+        )
+        require(seen.receipts == (), "SCRUB-040", "the handler ran for a refused call")
+        accept("SCRUB-040", "refused")
+        return
+    for name, form in forms.items():
+        if form in outcome.text:
+            fail(
+                (_FORM_REQUIREMENT[name], "SCRUB-009", "SCRUB-040"),
+                f"form {name} of a delivered value holding a lone surrogate survived",
+            )
+    accept("SCRUB-040", "scrubbed")
+
+
 @pytest.mark.req("SCRUB-009")
 def test_overlap_then_repeat(host: RecordingHost, mint: Mint) -> None:
     """After two values overlap, a later occurrence of the one passed over is still scrubbed."""
