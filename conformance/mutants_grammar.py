@@ -410,6 +410,35 @@ def _array_items_not_unescaped(original: Callable[..., Any]) -> Callable[..., An
     return strings
 
 
+def _redaction_stops_at_first_brace(original: Callable[[str, int], int]) -> Callable[..., int]:
+    """A malformed candidate's redaction ends at the first ``}``, balanced or not."""
+
+    @functools.wraps(original)
+    def redaction_end(text: str, body_start: int) -> int:
+        close = text.find("}", body_start)
+        if close < 0:
+            return len(text)
+        return close + 2 if text.startswith("}", close + 1) else close + 1
+
+    return redaction_end
+
+
+def _record_members_as_fields(original: Callable[[str], Any]) -> Callable[[str], Any]:
+    """Member names of a vault record (website, tags) are taken as the password field."""
+    from reference_impl._grammar import REASON_BAD_FIELD
+    from reference_impl._types import Field, Reference
+
+    @functools.wraps(original)
+    def judge(body: str) -> Any:
+        judged = original(body)
+        id_part, _dot, field_part = body.partition(".")
+        if judged == REASON_BAD_FIELD and field_part in ("website", "tags"):
+            return Reference(id_part.lower(), Field.PASSWORD)
+        return judged
+
+    return judge
+
+
 _PERCENT_BRACES: Final = re.compile("%7([bBdD])")
 
 
@@ -666,5 +695,18 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "The pre-scan misses an escaped marker after an escaped backslash, so the call passes "
         "with its reference unresolved.",
         (("reference_impl._scan", "_marker_in", _escape_after_backslash_missed),),
+    ),
+    Mutant(
+        "redaction-stops-at-first-brace",
+        "LEDG-007",
+        "sanitizedArgs redacts a malformed candidate only up to its first }, so text after "
+        "balanced inner braces stays visible.",
+        (("reference_impl._sanitize", "_redaction_end", _redaction_stops_at_first_brace),),
+    ),
+    Mutant(
+        "record-members-as-fields",
+        "GRAM-005",
+        "A body naming a vault record's website or tags as its field is read as the password.",
+        ((_GRAMMAR, "judge_body", _record_members_as_fields),),
     ),
 )
