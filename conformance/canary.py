@@ -60,7 +60,7 @@ class Kind(enum.Enum):
     """One character drawn at random from each of :data:`CHARACTER_CLASSES`, in random order."""
     LONE_SURROGATE = "lone-surrogate"
     """A random lone surrogate beside a space and a star: decisions R5.2 lets a host refuse
-    such a value or deliver it and scrub all four forms (SCRUB-040)."""
+    such a value, or deliver it and scrub all four forms."""
 
 
 _DECORATIONS: Final = {

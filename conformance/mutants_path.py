@@ -12,7 +12,6 @@ import dataclasses
 import functools
 import json
 import os
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -269,11 +268,6 @@ def _form_table_writes(byte: int, text: str) -> Callable[[tuple[str, ...]], tupl
         return tuple(text if index == byte else entry for index, entry in enumerate(original))
 
     return transform
-
-
-def _lone_surrogate_delivered(original: Any) -> Any:
-    """Values holding a lone surrogate are delivered, not refused; scrubbing is left as is."""
-    return re.compile("(?!)")
 
 
 def _with_sha256(original: Callable[[str], tuple[str, ...]]) -> Callable[..., Any]:
@@ -622,13 +616,6 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "SCRUB-005",
         "Form c keeps '~', as quote_plus does, so the design's form c (%7E) survives.",
         (("reference_impl._scrub", "_FORM_TABLE", _form_table_writes(0x7E, "~")),),
-    ),
-    Mutant(
-        "lone-surrogate-delivered",
-        "SCRUB-004",
-        "A value holding a lone surrogate is delivered, and its form b, which writes the surrogate "
-        "as a \\udxxx escape, is not scrubbed.",
-        (("reference_impl._resolve", "_LONE_SURROGATE", _lone_surrogate_delivered),),
     ),
     Mutant(
         "placeholder-without-field",

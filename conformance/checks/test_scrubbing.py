@@ -154,40 +154,6 @@ def test_every_form_of_a_class_canary_is_scrubbed(
                 )
 
 
-@pytest.mark.req("SCRUB-040", "SCRUB-004", "SCRUB-005", "SCRUB-006", "SCRUB-009")
-@pytest.mark.parametrize("field", ["password", "notes"])
-def test_lone_surrogate_value(host: RecordingHost, mint: Mint, field: str) -> None:
-    """A value holding a lone surrogate is refused at resolution, or delivered with every form
-    (form b's lower-case \\udxxx, forms c and d over its WTF-8 bytes) scrubbed."""
-    secret = make_secret(mint, kind=Kind.LONE_SURROGATE)
-    value = value_of(secret, field)
-    forms = required_forms(value)
-    static = tool(
-        "static",
-        HandlerKind.STATIC,
-        text="\n".join(f"{name}: {form} ." for name, form in forms.items()),
-    )
-    host.reset(config([secret], tools=(static,)))
-    outcome = host.invoke(static.name, args_json({"v": ref(secret.id, field)}))
-    seen = host.observe()
-    if outcome.is_error:
-        require(
-            outcome.disposition == "SECRET_UNRESOLVED",
-            "SCRUB-040",
-            f"a value holding a lone surrogate was refused as {outcome.disposition}",
-        )
-        require(seen.receipts == (), "SCRUB-040", "the handler ran for a refused call")
-        accept("SCRUB-040", "refused")
-        return
-    for name, form in forms.items():
-        if form in outcome.text:
-            fail(
-                (_FORM_REQUIREMENT[name], "SCRUB-009", "SCRUB-040"),
-                f"form {name} of a delivered value holding a lone surrogate survived",
-            )
-    accept("SCRUB-040", "scrubbed")
-
-
 @pytest.mark.req("SCRUB-009")
 def test_overlap_then_repeat(host: RecordingHost, mint: Mint) -> None:
     """After two values overlap, a later occurrence of the one passed over is still scrubbed."""
