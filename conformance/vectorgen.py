@@ -945,6 +945,23 @@ def matrix(vector_ids: Sequence[str]) -> dict[str, dict[str, int]]:
     return cells
 
 
+def feature_matrix(vector_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+    """Count, for each single feature and position, the crossed vectors of the corpus.
+
+    Args:
+        vector_ids: The IDs of the generated corpus.
+
+    Returns:
+        ``{feature: {position: count}}`` over every feature and position, zeros included.
+    """
+    cells = {f.name: {position.name: 0 for position in POSITIONS} for f in features()}
+    for text in vector_ids:
+        split = feature_of(text)
+        if split is not None and split[0] in cells and split[1] in cells[split[0]]:
+            cells[split[0]][split[1]] += 1
+    return cells
+
+
 def render_matrix(vector_ids: Sequence[str]) -> str:
     """Return the coverage matrix as a Markdown table, between its begin and end markers.
 

@@ -29,13 +29,14 @@ def test_docs_matrix_is_current_and_full() -> None:
     assert page == vectorgen.render_doc(page, ids), (
         f"the matrix in docs/vectors.md is stale: run {vectorgen.REGENERATE}"
     )
-    empty = [
-        f"{group} x {position}"
-        for group, counts in vectorgen.matrix(ids).items()
-        for position, count in counts.items()
-        if count == 0
-    ]
-    assert empty == [], f"empty cells in the coverage matrix: {empty}"
+    for cells in (vectorgen.matrix(ids), vectorgen.feature_matrix(ids)):
+        empty = [
+            f"{row} x {position}"
+            for row, counts in cells.items()
+            for position, count in counts.items()
+            if count == 0
+        ]
+        assert empty == [], f"empty cells in the coverage matrix: {empty}"
 
 
 def test_an_empty_cell_is_seen() -> None:
@@ -52,6 +53,9 @@ def test_an_empty_cell_is_seen() -> None:
         )
     ]
     assert vectorgen.matrix(ids)[group]["top-key"] == 0
+    one = next(iter(names))
+    ids = [v.id for v in GENERATED if v.id != vectorgen.vector_id(one, "root-array")]
+    assert vectorgen.feature_matrix(ids)[one]["root-array"] == 0
 
 
 def test_ids_are_named_after_feature_and_position() -> None:
