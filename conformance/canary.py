@@ -58,9 +58,6 @@ class Kind(enum.Enum):
     """Non-ASCII letters, an astral symbol included: forms c and d percent-encode UTF-8."""
     CLASSES = "classes"
     """One character drawn at random from each of :data:`CHARACTER_CLASSES`, in random order."""
-    LONE_SURROGATE = "lone-surrogate"
-    """A random lone surrogate beside a space and a star: decisions R5.2 lets a host refuse
-    such a value, or deliver it and scrub all four forms."""
 
 
 _DECORATIONS: Final = {
@@ -100,8 +97,6 @@ def _decorations(kind: Kind) -> tuple[str, str]:
         drawn = [secrets.choice(chars) for chars in CHARACTER_CLASSES.values()]
         secrets.SystemRandom().shuffle(drawn)
         return "".join(drawn), ""
-    if kind is Kind.LONE_SURROGATE:
-        return " " + chr(secrets.choice(_SURROGATES)) + "*", ""
     return _DECORATIONS[kind]
 
 
