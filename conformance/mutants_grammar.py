@@ -439,6 +439,23 @@ def _record_members_as_fields(original: Callable[[str], Any]) -> Callable[[str],
     return judge
 
 
+def _escape_after_letter_missed(original: Callable[[str], bool]) -> Callable[[str], bool]:
+    """An escaped marker right after a letter is taken as part of a word and missed."""
+    from reference_impl import _scan
+
+    @functools.wraps(original)
+    def marker_in(raw: str) -> bool:
+        if _scan._LITERAL_FIRST_RE.search(raw) is not None:
+            return True
+        return any(
+            original(raw[match.start() :])
+            for match in _scan._ESCAPED_FIRST_RE.finditer(raw)
+            if match.start() == 0 or not raw[match.start() - 1].isalpha()
+        )
+
+    return marker_in
+
+
 _PERCENT_BRACES: Final = re.compile("%7([bBdD])")
 
 
@@ -708,5 +725,12 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "GRAM-005",
         "A body naming a vault record's website or tags as its field is read as the password.",
         ((_GRAMMAR, "judge_body", _record_members_as_fields),),
+    ),
+    Mutant(
+        "escape-after-letter-missed",
+        "GRAM-012",
+        "The pre-scan misses an escaped marker right after a letter, so the call passes with "
+        "its reference unresolved.",
+        (("reference_impl._scan", "_marker_in", _escape_after_letter_missed),),
     ),
 )

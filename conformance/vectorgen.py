@@ -879,6 +879,36 @@ def _redaction() -> Iterator[dict[str, Any]]:
         }
 
 
+def _lookalikes_beside() -> Iterator[dict[str, Any]]:
+    """A look-alike marker in one place and a real reference in another of the same call."""
+    real = "{{secret:" + ID_A + "}}"
+    cases = (
+        ("members", {"a": "%7B%7Bsecret:" + ID_B + "%7D%7D", "b": real}, "two members"),
+        ("key", {"\uff5b\uff5bsecret:" + ID_B + "\uff5d\uff5d": real}, "a key and its value"),
+        (
+            "array",
+            {"a": ["&#123;&#123;secret:" + ID_B + "}}", {"b": [real]}]},
+            "an array item and a deeper item",
+        ),
+        (
+            "plural",
+            {"a": {"b": "{{secrets:" + ID_B + "}}"}, "c": real},
+            "a nested member and a top one",
+        ),
+    )
+    for name, tree, where in cases:
+        yield {
+            "id": f"gen-lookalike-beside-{name}",
+            "requirements": ["GRAM-040", "GRAM-001", "GRAM-011", "GRAM-004", "LEDG-002"],
+            "flags": ["look-alike"],
+            "comment": f"A look-alike marker and a real reference in {where} of one call: "
+            "only the real one resolves.",
+            "args": json.dumps(tree, ensure_ascii=False),
+            "expected": "valid",
+            "refs": [_PASSWORD_A],
+        }
+
+
 # --- the document, the matrix, the command -----------------------------------------------------
 
 DESCRIPTION: Final = (
@@ -898,7 +928,7 @@ def build() -> dict[str, Any]:
         The document, ready for ``json.dumps``; the same on every call.
     """
     vectors = [_cross(feature, position) for feature in features() for position in POSITIONS]
-    vectors += [*_truncated(), *_strays(), *_redaction()]
+    vectors += [*_truncated(), *_strays(), *_redaction(), *_lookalikes_beside()]
     return {
         "schema": "secref-vectors/1",
         "kind": "generated",

@@ -141,6 +141,8 @@ def test_standalone_cases_cover_every_cut_and_stray() -> None:
         assert _BY_ID[f"gen-truncated-after-{cut}-no-marker"].refs == ()
     for name, _ in vectorgen._STRAYS:
         assert _BY_ID[f"gen-stray-{name}-escaped"].expected == "invalid"
+    for name in ("members", "key", "array", "plural"):
+        assert _BY_ID[f"gen-lookalike-beside-{name}"].refs == (f"{vectorgen.ID_A}.password",)
 
 
 def test_check_mode_reports_a_stale_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
