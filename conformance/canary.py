@@ -52,17 +52,52 @@ class Kind(enum.Enum):
     SPACED = "spaced"
     """With spaces: forms c and d differ."""
     SPECIAL = "special"
-    """Quote, backslash, slash, controls, plus, percent and non-ASCII: every form differs."""
+    """Quote, backslash, slash, controls, plus, percent, star, tilde, a space and non-ASCII:
+    every form differs, and form c differs where a quote_plus-style encoder would."""
     UNICODE = "unicode"
     """Non-ASCII letters, an astral symbol included: forms c and d percent-encode UTF-8."""
+    CLASSES = "classes"
+    """One character drawn at random from each of :data:`CHARACTER_CLASSES`, in random order."""
 
 
 _DECORATIONS: Final = {
     Kind.PLAIN: ("", ""),
     Kind.SPACED: (" ", "  "),
-    Kind.SPECIAL: ('"\\/\n\t\x01+%&=', "é"),
+    Kind.SPECIAL: ('"\\/\n\t\x01+%&=*~ ', "é"),
     Kind.UNICODE: ("Ωé", "\U0001f511ß"),
 }
+
+#: The characters that only some forms change (decisions R5.2), by class: a space (forms c and
+#: d differ), ``*`` (kept by form c, which a quote_plus-style encoder would not), ``~`` (encoded
+#: by form c, which quote_plus would keep), ``+`` and ``%`` (form c), the quote and the
+#: backslash (form b), ``/`` (kept by form b, encoded by form c), controls (form b's short and
+#: ``\u00xx`` escapes, form c), and non-ASCII and astral characters (form c's UTF-8 bytes).
+#: A ``CLASSES`` canary holds one of each, so every form differs from every other.
+CHARACTER_CLASSES: Final = {
+    "space": " ",
+    "star": "*",
+    "tilde": "~",
+    "plus": "+",
+    "percent": "%",
+    "quote": '"',
+    "backslash": "\\",
+    "slash": "/",
+    "control": "\x01\x07\x08\x0b\x0c\x1b\x1f\x7f\n\r\t",
+    "non-ascii": "éßΩжñ€\u00a0\u2028",
+    "non-bmp": "\U0001f511\U0001f600\U00010348\U0001d11e",
+}
+
+#: Where lone surrogates live: U+D800 to U+DFFF.
+_SURROGATES: Final = range(0xD800, 0xE000)
+
+
+def _decorations(kind: Kind) -> tuple[str, str]:
+    """Return the text a canary of ``kind`` holds inside and after its random core."""
+    if kind is Kind.CLASSES:
+        drawn = [secrets.choice(chars) for chars in CHARACTER_CLASSES.values()]
+        secrets.SystemRandom().shuffle(drawn)
+        return "".join(drawn), ""
+    return _DECORATIONS[kind]
 
 
 def _core() -> str:
@@ -120,7 +155,7 @@ class Mint:
         Returns:
             A canary no other call of any mint in this process has returned.
         """
-        head, tail = _DECORATIONS[kind]
+        head, tail = _decorations(kind)
         core = _core()
         value = core[:11] + head + core[11:] + tail
         canary = Canary(f"c{next(self._counter)}.{role}", kind, value)
@@ -149,14 +184,15 @@ def json_escape(value: str) -> str:
     """Return form b: the JSON string escape of ``value`` without quotes (R5.2b).
 
     The quote, the backslash and ``\\b \\f \\n \\r \\t`` take their short escapes; any other
-    character below U+0020 becomes ``\\u00xx`` in lower-case hex; ``/`` and non-ASCII stay.
+    character below U+0020 becomes ``\\u00xx`` in lower-case hex; ``/`` and non-ASCII stay,
+    except a lone surrogate, which becomes ``\\udxxx`` in lower-case hex.
     """
     out: list[str] = []
     for char in value:
         short = SHORT_ESCAPES.get(char)
         if short is not None:
             out.append(short)
-        elif ord(char) < 0x20:
+        elif ord(char) < 0x20 or ord(char) in _SURROGATES:
             out.append(f"\\u{ord(char):04x}")
         else:
             out.append(char)

@@ -219,7 +219,7 @@ def vector_citations() -> Mapping[str, tuple[str, ...]]:
     from conformance import vectors
 
     cited: dict[str, list[str]] = defaultdict(list)
-    for corpus in (vectors.load_grammar(), vectors.load_scrub(), vectors.load_ordering()):
+    for corpus in (vectors.grammar_corpus(), vectors.load_scrub(), vectors.load_ordering()):
         for vector in corpus:
             for requirement_id in vector.requirements:
                 cited[requirement_id].append(vector.id)
@@ -274,9 +274,15 @@ def _source(section: str) -> str:
 
 
 def _compress(vector_ids: Sequence[str]) -> str:
-    """Write vector IDs with runs of consecutive numbers as ranges, in sorted order."""
+    """Write vector IDs with runs of consecutive numbers as ranges, in sorted order.
+
+    Generated vectors (``gen-...``, named after what they cross, not numbered) are counted.
+    """
     parsed: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    generated = sum(vector_id.startswith("gen-") for vector_id in vector_ids)
     for vector_id in vector_ids:
+        if vector_id.startswith("gen-"):
+            continue
         match = _VECTOR_ID_RE.fullmatch(vector_id)
         if match is None:  # pragma: no cover - the vectors' schema forbids it
             raise CatalogError(f"unexpected vector ID {vector_id!r}")
@@ -295,6 +301,8 @@ def _compress(vector_ids: Sequence[str]) -> str:
                 parts.append(f"{prefix}-{start[1]}…{previous[1]}")
             if current is not None:
                 start = previous = current
+    if generated:
+        parts.append(f"{generated} generated")
     return ", ".join(parts)
 
 

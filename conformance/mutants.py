@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from conformance import mutants_grammar, mutants_path
+from conformance.catalog import SHOULD, load_catalog
 from conformance.host import HostUnderTest
 from conformance.mutant_base import Mutant, Patch, applied
 
@@ -847,12 +848,20 @@ def judge(mutant: Mutant, report: dict[str, Any] | None, seconds: float) -> Verd
     named = tuple(dict.fromkeys(rid for check in failing for rid in check["failedRequirements"]))
     problem = "; ".join(report["problems"]) or None
     caught = mutant.requirement in named
+    entry = load_catalog().get(mutant.requirement)
+    if not caught and entry is not None and entry.level == SHOULD:
+        # A SHOULD never fails a run: a mutant breaking one is caught when the suite reports
+        # that requirement non-strict.
+        noted = {item["requirement"] for check in report["checks"] for item in check["nonStrict"]}
+        caught = mutant.requirement in noted
+        named = (*named, *sorted(noted & {mutant.requirement}))
     reads = tuple(
         sorted(
             {
                 capability
-                for check in failing
+                for check in report["checks"]
                 if mutant.requirement in check["failedRequirements"]
+                or any(item["requirement"] == mutant.requirement for item in check["nonStrict"])
                 for capability in check.get("reads", ())
             }
         )

@@ -393,6 +393,113 @@ def _record_once(original: Callable[..., Any]) -> Callable[..., Any]:
     return record
 
 
+# --- encodings and positions (generated vectors) ----------------------------------------------
+
+
+def _array_items_not_unescaped(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Strings that are array items are judged as written, their \\u escapes not decoded."""
+
+    @functools.wraps(original)
+    def strings(self: Any) -> Iterator[tuple[bool, int, int, str]]:
+        for is_key, start, end, text in original(self):
+            in_array = bool(self.stack) and not self.stack[-1].is_object
+            if not is_key and in_array and "\\u" in self.raw[start:end]:
+                text = self.raw[start + 1 : end - 1]
+            yield is_key, start, end, text
+
+    return strings
+
+
+def _redaction_stops_at_first_brace(original: Callable[[str, int], int]) -> Callable[..., int]:
+    """A malformed candidate's redaction ends at the first ``}``, balanced or not."""
+
+    @functools.wraps(original)
+    def redaction_end(text: str, body_start: int) -> int:
+        close = text.find("}", body_start)
+        if close < 0:
+            return len(text)
+        return close + 2 if text.startswith("}", close + 1) else close + 1
+
+    return redaction_end
+
+
+def _record_members_as_fields(original: Callable[[str], Any]) -> Callable[[str], Any]:
+    """Member names of a vault record (website, tags) are taken as the password field."""
+    from reference_impl._grammar import REASON_BAD_FIELD
+    from reference_impl._types import Field, Reference
+
+    @functools.wraps(original)
+    def judge(body: str) -> Any:
+        judged = original(body)
+        id_part, _dot, field_part = body.partition(".")
+        if judged == REASON_BAD_FIELD and field_part in ("website", "tags"):
+            return Reference(id_part.lower(), Field.PASSWORD)
+        return judged
+
+    return judge
+
+
+def _escape_after_letter_missed(original: Callable[[str], bool]) -> Callable[[str], bool]:
+    """An escaped marker right after a letter is taken as part of a word and missed."""
+    from reference_impl import _scan
+
+    @functools.wraps(original)
+    def marker_in(raw: str) -> bool:
+        if _scan._LITERAL_FIRST_RE.search(raw) is not None:
+            return True
+        return any(
+            original(raw[match.start() :])
+            for match in _scan._ESCAPED_FIRST_RE.finditer(raw)
+            if match.start() == 0 or not raw[match.start() - 1].isalpha()
+        )
+
+    return marker_in
+
+
+_PERCENT_BRACES: Final = re.compile("%7([bBdD])")
+
+
+def _percent_decoded(text: str) -> str:
+    return _PERCENT_BRACES.sub(lambda m: "{" if m.group(1) in "bB" else "}", text)
+
+
+def _percent_marker_scan(original: Callable[[str], bool]) -> Callable[[str], bool]:
+    """The pre-scan also finds markers whose braces are percent-encoded."""
+
+    @functools.wraps(original)
+    def has_marker(raw: str) -> bool:
+        return original(raw) or original(_percent_decoded(raw))
+
+    return has_marker
+
+
+def _percent_decoding_strings(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Each decoded string also has its percent-encoded braces decoded."""
+
+    @functools.wraps(original)
+    def decode(raw: str, quote: int) -> tuple[str, int]:
+        text, end = original(raw, quote)
+        return _percent_decoded(text), end
+
+    return decode
+
+
+def _escape_after_backslash_missed(original: Callable[[str], bool]) -> Callable[[str], bool]:
+    """An escaped marker right after any backslash is taken as escaped text and missed."""
+    from reference_impl import _scan
+
+    @functools.wraps(original)
+    def marker_in(raw: str) -> bool:
+        if _scan._LITERAL_FIRST_RE.search(raw) is not None:
+            return True
+        return any(
+            match.start() == 0 or raw[match.start() - 1] != "\\"
+            for match in _scan._ESCAPED_FIRST_RE.finditer(raw)
+        )
+
+    return marker_in
+
+
 MUTANTS: Final[tuple[Mutant, ...]] = (
     Mutant(
         "surplus-braces-swallowed",
@@ -582,5 +689,48 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
             (_REG, "Registry._record", _record_once),
         ),
         via="driver",
+    ),
+    Mutant(
+        "array-item-escapes-kept",
+        "GRAM-012",
+        "Strings that are array items are scanned as written, so a \\u-escaped marker in an "
+        "array item is not seen.",
+        ((_GRAMMAR, "_Walker.strings", _array_items_not_unescaped),),
+    ),
+    Mutant(
+        "percent-encoded-marker",
+        "GRAM-040",
+        "Percent-encoded braces (%7B%7Bsecret:) are decoded and make a marker.",
+        (
+            (_REG, "has_marker", _percent_marker_scan),
+            (_GRAMMAR, "_decode", _percent_decoding_strings),
+        ),
+    ),
+    Mutant(
+        "escape-after-backslash-missed",
+        "GRAM-012",
+        "The pre-scan misses an escaped marker after an escaped backslash, so the call passes "
+        "with its reference unresolved.",
+        (("reference_impl._scan", "_marker_in", _escape_after_backslash_missed),),
+    ),
+    Mutant(
+        "redaction-stops-at-first-brace",
+        "LEDG-007",
+        "sanitizedArgs redacts a malformed candidate only up to its first }, so text after "
+        "balanced inner braces stays visible.",
+        (("reference_impl._sanitize", "_redaction_end", _redaction_stops_at_first_brace),),
+    ),
+    Mutant(
+        "record-members-as-fields",
+        "GRAM-005",
+        "A body naming a vault record's website or tags as its field is read as the password.",
+        ((_GRAMMAR, "judge_body", _record_members_as_fields),),
+    ),
+    Mutant(
+        "escape-after-letter-missed",
+        "GRAM-012",
+        "The pre-scan misses an escaped marker right after a letter, so the call passes with "
+        "its reference unresolved.",
+        (("reference_impl._scan", "_marker_in", _escape_after_letter_missed),),
     ),
 )

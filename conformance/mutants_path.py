@@ -263,6 +263,15 @@ def _plus_kept(original: Callable[[str], tuple[str, ...]]) -> Callable[..., Any]
     return forms
 
 
+def _form_table_writes(byte: int, text: str) -> Callable[[tuple[str, ...]], tuple[str, ...]]:
+    """Form c's byte table writes ``byte`` as ``text``, as another URL encoder would."""
+
+    def transform(original: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(text if index == byte else entry for index, entry in enumerate(original))
+
+    return transform
+
+
 def _with_sha256(original: Callable[[str], tuple[str, ...]]) -> Callable[..., Any]:
     """The value's SHA-256 in hex is scrubbed as if it were a form of the value."""
     import hashlib
@@ -844,6 +853,19 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "SCRUB-005",
         "The scrubbed form c keeps '+' as it is instead of %2B, so the real form c survives.",
         (("reference_impl._scrub", "forms", _plus_kept),),
+    ),
+    Mutant(
+        "star-form-encoded",
+        "SCRUB-005",
+        "Form c writes '*' as %2A, as quote_plus does, so the design's form c (which keeps '*') "
+        "survives.",
+        (("reference_impl._scrub", "_FORM_TABLE", _form_table_writes(0x2A, "%2A")),),
+    ),
+    Mutant(
+        "tilde-form-kept",
+        "SCRUB-005",
+        "Form c keeps '~', as quote_plus does, so the design's form c (%7E) survives.",
+        (("reference_impl._scrub", "_FORM_TABLE", _form_table_writes(0x7E, "~")),),
     ),
     Mutant(
         "placeholder-without-field",

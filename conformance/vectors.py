@@ -31,9 +31,11 @@ FORMAT: Final = "secref-vectors/1"
 
 #: The vector files, by kind.
 GRAMMAR_FILE: Final = "grammar.json"
+#: Grammar vectors written by ``python -m conformance.vectorgen``: features crossed with positions.
+GENERATED_FILE: Final = "generated.json"
 SCRUB_FILE: Final = "scrub.json"
 ORDERING_FILE: Final = "ordering.json"
-VECTOR_FILES: Final = (GRAMMAR_FILE, ORDERING_FILE, SCRUB_FILE)
+VECTOR_FILES: Final = (GENERATED_FILE, GRAMMAR_FILE, ORDERING_FILE, SCRUB_FILE)
 
 #: Expected verdicts of a grammar vector (the Wycheproof convention).
 VALID: Final = "valid"
@@ -91,7 +93,8 @@ class GrammarVector:
     """One argument text and what the grammar must make of it (decisions R1, R2.1, R2.2).
 
     Attributes:
-        id: Immutable vector ID, ``gram-NNNN``.
+        id: Immutable vector ID, ``gram-NNNN``, or ``gen-<feature>--<position>`` (or
+            ``gen-<case>``) for a generated one.
         requirements: The requirement IDs the vector checks.
         flags: Labels of what the case exercises.
         comment: One sentence on the case.
@@ -322,6 +325,29 @@ def _build_grammar(
 
 
 @cache
+def load_generated() -> tuple[GrammarVector, ...]:
+    """Load the generated grammar vectors (``python -m conformance.vectorgen`` writes them).
+
+    Returns:
+        Every generated vector, in file order; they refer to the grammar header's entries.
+
+    Raises:
+        VectorError: The file breaks its schema, or a valid vector names a reference that no
+            vault entry of the grammar header can resolve.
+    """
+    return _build_grammar(_document(GENERATED_FILE, "generated"), VECTOR_SECRETS)
+
+
+def grammar_corpus() -> tuple[GrammarVector, ...]:
+    """Return the hand-written grammar vectors, then the generated ones.
+
+    Returns:
+        Every vector the grammar checks run.
+    """
+    return load_grammar() + load_generated()
+
+
+@cache
 def load_scrub() -> tuple[ScrubVector, ...]:
     """Load the scrub vectors.
 
@@ -397,9 +423,9 @@ def vectors_digest() -> str:
 
 
 def all_vector_ids() -> tuple[str, ...]:
-    """Return every vector ID of the corpus, grammar, scrub and ordering, in file order."""
+    """Return every vector ID of the corpus, grammar, generated, scrub, ordering, in file order."""
     return (
-        tuple(vector.id for vector in load_grammar())
+        tuple(vector.id for vector in grammar_corpus())
         + tuple(vector.id for vector in load_scrub())
         + tuple(vector.id for vector in load_ordering())
     )

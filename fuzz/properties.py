@@ -10,6 +10,7 @@ references, offsets and lengths.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -238,13 +239,49 @@ def check_scrub(case: ScrubCase) -> None:
 # --- sanitizer ------------------------------------------------------------------------------
 
 
+class _Members(list[tuple[str, Any]]):
+    """An object decoded as its members, in order, repeated keys and all."""
+
+
+def every_string(raw: str) -> list[str] | None:
+    """Return every key and string value of JSON text, repeated keys included.
+
+    Redaction can make two keys equal (two malformed keys both read ``{{secret:[REDACTED]}}``),
+    and a dict keeps only the last of them; decoding each object as its list of members keeps
+    every member's text.
+
+    Returns:
+        The strings in document order, or ``None`` when ``raw`` is not JSON.
+    """
+    try:
+        tree = json.loads(raw, object_pairs_hook=_Members)
+    except (ValueError, RecursionError):
+        return None
+    found: list[str] = []
+    stack: list[Any] = [tree]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, _Members):
+            for key, value in reversed(item):
+                stack.extend((value, key))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+    return found
+
+
 def check_sanitize(case: ArgCase) -> None:
-    """No malformed candidate's body survives sanitizing, and valid references stay legible."""
+    """No malformed candidate's body survives sanitizing, and valid references stay legible.
+
+    The sanitized text is read raw, ``\\u``-unescaped, and decoded member by member: keys
+    that redaction made equal are all read, since the sanitizer keeps every member.
+    """
     sanitized = host.sanitize_arguments(case.raw, limit=1 << 30)
     readings = [sanitized, own_unescape(sanitized)]
-    decoded = rig_module.decoded(sanitized)
+    decoded = every_string(sanitized)
     if decoded is not None:
-        readings.append("\n".join(rig_module._strings(decoded)))
+        readings.append("\n".join(decoded))
     for canary in case.canaries:
         assert all(canary not in reading for reading in readings), (
             f"a malformed body of {len(canary)} characters survived sanitizing"
@@ -385,6 +422,7 @@ __all__ = [
     "check_scrub",
     "check_substitute",
     "check_text",
+    "every_string",
     "fuzz_one_input",
     "prop",
     "shared_rig",

@@ -2,8 +2,9 @@
 
 This module owns ``fuzz/regressions/*.json``. Each file keeps one input that once broke a
 target: the target's name, the input bytes (base64), and, for the targets driven by Hypothesis,
-the decoded argument text or scrub case, so the regression stays meaningful when the strategies
-change. ``python -m fuzz.regress promote <target> <crash-file>`` writes one; ``python -m
+the decoded argument text or scrub case (for a sanitizer case, the text with the canaries and
+spellings it was built with), so the regression stays meaningful when the strategies change.
+``python -m fuzz.regress promote <target> <crash-file>`` writes one; ``python -m
 fuzz.regress replay`` (and ``tests/fuzz/test_regressions.py``) runs them all. Files are never
 edited once written; a new finding is a new file with the next ``FUZZ-NNNN`` id. A regression
 becomes a conformance vector by copying its argument text into a new vector with a new id.
@@ -25,7 +26,7 @@ from typing import Any, Final
 from hypothesis import given
 
 from fuzz import properties
-from fuzz.strategies import ScrubCase
+from fuzz.strategies import ArgCase, ScrubCase, Template
 
 REGRESSIONS: Final = Path(__file__).resolve().parent / "regressions"
 _ID_PREFIX: Final = "FUZZ-"
@@ -87,6 +88,19 @@ def replay(regression: Regression) -> None:
         return
     if "resolved" in case:
         properties.check_scrub(ScrubCase.from_json(case))
+    elif case.get("property") == "sanitize":
+        properties.check_sanitize(
+            ArgCase(
+                raw=case["raw"],
+                template=Template("object"),
+                references=(),
+                problem=None,
+                shape="object",
+                marker=True,
+                canaries=tuple(case["canaries"]),
+                spellings=tuple(case["spellings"]),
+            )
+        )
     else:
         properties.check_raw_text(case["raw"])
         properties.check_pipeline_text(case["raw"])

@@ -36,7 +36,7 @@ def _params(expected: str) -> list[Any]:
             id=vector.id,
             marks=[pytest.mark.req(*vector.requirements), pytest.mark.vector(vector.id)],
         )
-        for vector in vectors.load_grammar()
+        for vector in vectors.grammar_corpus()
         if vector.expected == expected
     ]
 

@@ -138,6 +138,53 @@ def test_scrub_vector(host: RecordingHost, mint: Mint, members: tuple[ScrubVecto
         )
 
 
+#: Canary kinds whose values hold characters that only some forms change; ``CLASSES`` draws a
+#: new mix per run, so it is tried three times.
+_CLASS_KINDS = (Kind.SPECIAL, Kind.CLASSES, Kind.CLASSES, Kind.CLASSES)
+
+
+@pytest.mark.req("SCRUB-003", "SCRUB-004", "SCRUB-005", "SCRUB-006", "SCRUB-007", "SCRUB-010")
+@pytest.mark.parametrize(
+    "kind",
+    _CLASS_KINDS,
+    ids=[f"{kind.value}-{n}" for n, kind in enumerate(_CLASS_KINDS)],
+)
+def test_every_form_of_a_class_canary_is_scrubbed(
+    host: RecordingHost, mint: Mint, kind: Kind
+) -> None:
+    """A value holding a space, *, ~, +, %, a quote, a backslash, /, controls, non-ASCII and
+    astral characters has four different forms; each is replaced, in the password and the
+    notes alike."""
+    secret = make_secret(mint, kind=kind)
+    lines = []
+    for field in ("password", "notes"):
+        for name, form in required_forms(value_of(secret, field)).items():
+            lines.append(f"{field} {name}: {form} .")
+    static = tool("static", HandlerKind.STATIC, text="\n".join(lines))
+    host.reset(config([secret], tools=(static,)))
+    args = args_json({"p": ref(secret.id), "n": ref(secret.id, "notes")})
+    outcome = host.invoke(static.name, args)
+    require(not outcome.is_error, "SCRUB-010", f"the call ended {outcome.disposition}")
+    require(
+        placeholder(secret.id) in outcome.text and placeholder(secret.id, "notes") in outcome.text,
+        "SCRUB-007",
+        "the scrubbed forms did not come back as placeholders",
+    )
+    survived = [
+        (field, name)
+        for field in ("password", "notes")
+        for name, form in required_forms(value_of(secret, field)).items()
+        if form in outcome.text
+    ]
+    if survived:
+        # Each surviving form names its own rule (decisions S1.4).
+        fail(
+            tuple(dict.fromkeys(FORM_REQUIREMENTS[name] for _, name in survived)),
+            "forms survived scrubbing: "
+            + ", ".join(f"{name} of a {kind.value} {field}" for field, name in survived),
+        )
+
+
 @pytest.mark.req("SCRUB-009", "SCRUB-007")
 def test_overlap_then_repeat(host: RecordingHost, mint: Mint) -> None:
     """After two values overlap, a later occurrence of the one passed over is still scrubbed."""

@@ -15,6 +15,7 @@ import pytest
 
 from conformance import vectors
 from conformance.canary import (
+    CHARACTER_CLASSES,
     CallRecord,
     Detector,
     Guarded,
@@ -48,6 +49,29 @@ def observation(**surfaces: object) -> Observation:
 def test_json_escape_by_hand() -> None:
     """Form b escapes quote, backslash and controls, and keeps slash and non-ASCII."""
     assert json_escape('a"b\\c/d\n\t\x01é') == 'a\\"b\\\\c/d\\n\\t\\u0001é'
+
+
+@pytest.mark.req("SCRUB-004", "SCRUB-005")
+def test_lone_surrogate_forms_by_hand() -> None:
+    """Form b writes a lone surrogate as a lower-case \\udxxx escape; form c encodes its WTF-8
+    bytes."""
+    assert json_escape("a\ud800b\udfff") == "a\\ud800b\\udfff"
+    assert url_form("a\ud800 b") == "a%ED%A0%80+b"
+
+
+@pytest.mark.req("SCRUB-003", "SCRUB-004", "SCRUB-005", "SCRUB-006")
+def test_class_canaries_hold_one_character_of_every_class() -> None:
+    """A CLASSES canary holds a character of each class, so its four forms all differ; SPECIAL
+    holds a star, a tilde and a space."""
+    mint = Mint()
+    for _ in range(20):
+        value = mint.canary(Kind.CLASSES).value
+        for name, chars in CHARACTER_CLASSES.items():
+            assert any(char in value for char in chars), name
+        assert list(required_forms(value)) == ["a", "b", "c", "d"]
+    special = mint.canary(Kind.SPECIAL).value
+    assert {"*", "~", " "} <= set(special)
+    assert list(required_forms(special)) == ["a", "b", "c", "d"]
 
 
 @pytest.mark.req("SCRUB-005", "SCRUB-006")

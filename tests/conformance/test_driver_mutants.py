@@ -1,9 +1,9 @@
 """The mutant catalog: big enough, spread over the contract, and partly run through the driver.
 
 The self-test (``tox -e selftest``) proves each mutant is caught; these pin the catalog's shape:
-at least 30 broken hosts, each breaking one MUST of the catalog, every section R1 to R7 and
-every invariant covered, and at least a third checked through the subprocess driver, where the
-mutant really is applied inside the adapter process.
+at least 30 broken hosts, each breaking one MUST (or one SHOULD) of the catalog, every section
+R1 to R7 and every invariant covered, and at least a third checked through the subprocess
+driver, where the mutant really is applied inside the adapter process.
 """
 
 from __future__ import annotations
@@ -36,12 +36,13 @@ def _catalog() -> dict[str, dict[str, str]]:
 
 
 def test_catalog_has_thirty_distinct_mutants_breaking_musts() -> None:
-    """At least 30 mutants, uniquely named, each breaking one known MUST."""
+    """At least 30 mutants, uniquely named, each breaking one known MUST or SHOULD."""
     catalog = _catalog()
     assert len(MUTANTS) >= 30
     assert len({mutant.name for mutant in MUTANTS}) == len(MUTANTS)
     for mutant in MUTANTS:
-        assert catalog[mutant.requirement]["level"] == "MUST", mutant.name
+        # A SHOULD mutant is caught when the suite reports its requirement non-strict.
+        assert catalog[mutant.requirement]["level"] in ("MUST", "SHOULD"), mutant.name
         assert mutant.via in ("inprocess", "driver")
         assert mutant.driver or mutant.via == "inprocess"
 

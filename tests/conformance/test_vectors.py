@@ -27,6 +27,7 @@ from conformance import catalog, vectors
 from conformance.vectors import GrammarVector, OrderingVector, ScrubVector
 
 GRAMMAR = vectors.load_grammar()
+GENERATED = vectors.load_generated()
 SCRUB = vectors.load_scrub()
 ORDERING = vectors.load_ordering()
 
@@ -104,7 +105,12 @@ def test_vector_ids_are_unique_and_in_order() -> None:
 
 def test_every_cited_requirement_exists() -> None:
     """Every requirement ID a vector cites is in the catalog."""
-    corpus: tuple[GrammarVector | ScrubVector | OrderingVector, ...] = (*GRAMMAR, *SCRUB, *ORDERING)
+    corpus: tuple[GrammarVector | ScrubVector | OrderingVector, ...] = (
+        *GRAMMAR,
+        *GENERATED,
+        *SCRUB,
+        *ORDERING,
+    )
     cited = {rid for v in corpus for rid in v.requirements}
     assert catalog.unknown_ids(cited) == set()
 
@@ -301,7 +307,7 @@ def grammar_disagreements(vector: GrammarVector) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("vector", _params(GRAMMAR))
+@pytest.mark.parametrize("vector", _params(GRAMMAR + GENERATED))
 def test_grammar_vector_agrees_with_the_reference_host(vector: GrammarVector) -> None:
     """The reference host's scan and parse give the vector's verdict, references and refusal."""
     assert grammar_disagreements(vector) == []

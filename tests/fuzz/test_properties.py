@@ -3,10 +3,13 @@ sanitizer and the whole governed path."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from fuzz import profiles
-from fuzz.properties import prop
+from fuzz.properties import check_sanitize, every_string, prop
+from fuzz.strategies import ArgCase, Template
 
 
 @pytest.mark.req(
@@ -54,3 +57,51 @@ def test_whole_path_with_an_echo_handler_leaks_nothing() -> None:
     """A generated call through the whole path ends as its ground truth says, runs the handler
     only when approved, and leaves no value on any surface."""
     prop("pipeline", profiles.scaled())()
+
+
+_COLLIDING = (
+    '{"{{secret:bad-one-canary}}": "{{secret:6f1d2c3e-4b5a-4c6d-8e7f-90a1b2c3d4e5}}", '
+    '"{{secret:bad-two-canary}}": 1}'
+)
+
+
+def _colliding_case() -> ArgCase:
+    return ArgCase(
+        raw=_COLLIDING,
+        template=Template("object"),
+        references=(),
+        problem=None,
+        shape="object",
+        marker=True,
+        canaries=("bad-one-canary", "bad-two-canary"),
+        spellings=("{{secret:6f1d2c3e-4b5a-4c6d-8e7f-90a1b2c3d4e5}}",),
+    )
+
+
+def test_every_string_reads_keys_that_repeat() -> None:
+    """Decoding member by member keeps both members of a repeated key, in document order."""
+    assert every_string('{"a": "x", "a": ["y", {"b": "z"}]}') == ["a", "x", "a", "y", "b", "z"]
+    assert every_string("{") is None
+
+
+@pytest.mark.req("LEDG-007")
+def test_keys_that_redact_alike_keep_the_reference_legible() -> None:
+    """Two malformed keys both redact to {{secret:[REDACTED]}}; the valid reference in the first
+    member's value is still read (the false alarm of FUZZ-0003)."""
+    check_sanitize(_colliding_case())
+
+
+@pytest.mark.req("LEDG-007")
+def test_sanitize_property_catches_a_dropped_member(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sanitizer that merges repeated keys, dropping the first member, fails the property."""
+    import reference_impl
+
+    original = reference_impl.sanitize_arguments
+
+    def merging(raw: str, limit: int = 10_000, *, marked: bool | None = None) -> str:
+        return json.dumps(json.loads(original(raw, limit)))
+
+    # fuzz.properties calls it as ``host.sanitize_arguments``, ``host`` being reference_impl.
+    monkeypatch.setattr(reference_impl, "sanitize_arguments", merging)
+    with pytest.raises(AssertionError, match="not kept legible"):
+        check_sanitize(_colliding_case())

@@ -82,3 +82,12 @@ def test_long_arguments_are_cut_with_a_note() -> None:
     assert len(out) == SANITIZED_ARGS_CHARS
     assert out.endswith(f"... [{len(raw)} characters, cut]")
     assert out.startswith('{"a": "xxx')
+
+
+def test_keys_that_redact_alike_are_all_kept() -> None:
+    """Two malformed keys that both redact to the same text stay two members, in order: the
+    sanitizer never merges, renames or drops a member (docs/reference-host.md)."""
+    raw = json.dumps({"{{secret:one}}": ref(ID_A), "{{secret:two}}": 1})
+    sanitized = sanitize_arguments(raw)
+    pairs = json.loads(sanitized, object_pairs_hook=list)
+    assert pairs == [(REDACTED_CANDIDATE, ref(ID_A)), (REDACTED_CANDIDATE, 1)]

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from airflow.sdk._shared.secrets_masker import (  # type: ignore[import-not-found, unused-ignore]
+from airflow.sdk._shared.secrets_masker import (  # type: ignore[import-untyped, import-not-found, unused-ignore]
     redact,
     reset_secrets_masker,
 )
-from airflow.sdk.log import mask_secret  # type: ignore[import-not-found, unused-ignore]
+from airflow.sdk.log import mask_secret  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
 from conformance.masker.kit import serve, version_of
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ansible.module_utils.common.parameters import (  # type: ignore[import-not-found, unused-ignore]
+from ansible.module_utils.common.parameters import (  # type: ignore[import-untyped, import-not-found, unused-ignore]
     remove_values,
 )
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping, Sequence
 
-from ownlock.redactor import SecretRedactor  # type: ignore[import-not-found, unused-ignore]
+from ownlock.redactor import SecretRedactor  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
 from conformance.masker.kit import serve, version_of
 
