@@ -193,10 +193,11 @@ def requirement_outcomes(
 
     A requirement fails when a failing check names it (a SHOULD is then non-strict); it errors
     when a check citing it errored; it is non-strict or an accepted alternative when a check
-    recorded so; it passes only when a check citing it ran and judged it. When every check
-    citing it was skipped, or ran without being able to judge it, it is unchecked (decisions
-    S1.1), or not applicable when each of them said so. A requirement outside the run's
-    scopes is not applicable, and one no check cites is not checked.
+    recorded so; it passes only when the checks citing it ran and judged it, every one. When a
+    check citing it was skipped, or ran without being able to judge it, it is unchecked
+    (decisions S1.1): a case the suite could not see is not certified by the cases it could.
+    It is not applicable when each check citing it said it cannot arise. A requirement outside
+    the run's scopes is not applicable, and one no check cites is not checked.
 
     Args:
         catalog: Every requirement, in catalog order.
@@ -269,19 +270,32 @@ def requirement_outcomes(
             result.details = list(dict.fromkeys(non_strict))
         elif chosen:
             result.outcome = Outcome.ACCEPTED.value
-        elif judged:
-            result.outcome = Outcome.PASS.value
         elif cited:
-            skipped = [check.detail for check in cited if check.detail and not check.executed]
+            skipped = [
+                check.detail or "skipped" for check in cited if check.outcome is Outcome.SKIPPED
+            ]
             unjudged = [
                 reason for check in cited for rid, reason in check.unchecked if rid == entry.id
             ]
-            reasons = list(dict.fromkeys(skipped + unjudged))
-            inapplicable = bool(reasons) and all(
-                reason.startswith(NOT_APPLICABLE_PREFIX) for reason in reasons
-            )
-            result.outcome = NOT_APPLICABLE if inapplicable else UNCHECKED
-            result.details = reasons or ["every check citing it was skipped"]
+            # A case the suite could not see is a case not certified, however many others
+            # passed: a host must not escape a check by hiding what it would have read.
+            blind = [
+                reason
+                for reason in dict.fromkeys(skipped + unjudged)
+                if not reason.startswith(NOT_APPLICABLE_PREFIX)
+            ]
+            if judged and not blind:
+                result.outcome = Outcome.PASS.value
+            elif blind:
+                result.outcome = UNCHECKED
+                result.details = blind
+                if judged:
+                    result.details.insert(
+                        0, f"{len(judged)} of {len(cited)} checks judged it; the others could not"
+                    )
+            else:
+                result.outcome = NOT_APPLICABLE
+                result.details = list(dict.fromkeys(skipped + unjudged))
         results.append(result)
     return results
 

@@ -103,6 +103,20 @@ def test_all_skipped_is_unchecked_and_not_applicable_is_its_own_outcome() -> Non
     assert folded == {"LOG-001": UNCHECKED, "VAULT-003": NOT_APPLICABLE}
 
 
+def test_one_unseen_case_leaves_the_requirement_unchecked() -> None:
+    """Cases that passed do not certify a case the suite could not see."""
+    passed = CheckResult("revoke-case", ("LOG-001",))
+    blind = CheckResult("reset-case", ("LOG-001",), outcome=Outcome.SKIPPED, detail="no reset")
+    (folded,) = requirement_outcomes([MUST], [passed, blind])
+    assert folded.outcome == UNCHECKED
+    assert folded.details == ["1 of 2 checks judged it; the others could not", "no reset"]
+    inapplicable = CheckResult(
+        "mcp-case", ("LOG-001",), outcome=Outcome.SKIPPED, detail="not applicable: off the wire"
+    )
+    (folded,) = requirement_outcomes([MUST], [passed, inapplicable])
+    assert folded.outcome == "pass"
+
+
 def test_unchecked_must_makes_the_run_incomplete() -> None:
     """An undeclared unchecked MUST: incomplete, exit 1, and the reports name it and why."""
     passing = CheckResult("c1", ("VAULT-003",))
