@@ -875,6 +875,7 @@ def selftest(
     via: str = "catalog",
     broad: bool = False,
     strip: bool = False,
+    strip_corpus: str = "core",
     out: Callable[[str], None] = print,
 ) -> int:
     """Run the suite against every mutant (or those named) and print the mutation score.
@@ -888,6 +889,8 @@ def selftest(
         strip: Also run the capability-stripping tables (:mod:`conformance.strip_selftest`):
             the reference driver with each capability stripped, and each driver-capable
             mutant with each capability its catch used stripped. No row may be conformant.
+        strip_corpus: ``"core"`` leaves the generated grammar corpus out of the stripped runs of
+            the reference driver; ``"all"`` keeps it.
         out: Where lines go.
 
     Returns:
@@ -930,11 +933,13 @@ def selftest(
     )
     held = True
     if strip:
-        held = _strip_tables(verdicts, out)
+        held = _strip_tables(verdicts, out, strip_corpus)
     return 0 if verdicts and caught == len(verdicts) and held else 1
 
 
-def _strip_tables(verdicts: Sequence[Verdict], out: Callable[[str], None]) -> bool:
+def _strip_tables(
+    verdicts: Sequence[Verdict], out: Callable[[str], None], corpus: str = "core"
+) -> bool:
     """Print both capability-stripping tables; return whether every row held."""
     from conformance import strip_selftest
     from reference_impl.harness import CAPABILITIES
@@ -942,7 +947,8 @@ def _strip_tables(verdicts: Sequence[Verdict], out: Callable[[str], None]) -> bo
     adapter = f"{shlex.quote(sys.executable)} -m reference_impl.driver"
     out("")
     out("the reference driver with one capability stripped:")
-    rows = strip_selftest.capability_table(adapter, CAPABILITIES, _run_suite, out)
+    extra = strip_selftest.CORE_ONLY if corpus == "core" else ()
+    rows = strip_selftest.capability_table(adapter, CAPABILITIES, _run_suite, out, extra)
     out("")
     out("mutants with a capability their catch used stripped:")
     cases = [
@@ -976,6 +982,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="also run the capability-stripping tables (default: on when no mutant is named)",
     )
+    run.add_argument(
+        "--strip-corpus",
+        choices=("core", "all"),
+        default="core",
+        help="with the stripping tables: leave the generated grammar corpus out of the "
+        "reference driver's stripped runs (core, the default) or keep it (all)",
+    )
     options = parser.parse_args(argv)
     if options.command == "list":
         for mutant in MUTANTS:
@@ -984,7 +997,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if options.command == "driver":
         return run_driver(options.name)
     strip = not options.names if options.strip is None else options.strip
-    return selftest(options.names, via=options.via, broad=options.broad, strip=strip)
+    return selftest(
+        options.names,
+        via=options.via,
+        broad=options.broad,
+        strip=strip,
+        strip_corpus=options.strip_corpus,
+    )
 
 
 if __name__ == "__main__":
