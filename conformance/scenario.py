@@ -365,6 +365,10 @@ class RecordingHost:
         result = detector.sweep(
             segment.calls, self._inner.observe(), scrubbing=scrubbing_of(segment.config)
         )
+        # A host reached over MCP adds every MCP surface of every message (conformance.mcp_sweep).
+        mcp_sweep = getattr(self._inner, "mcp_sweep", None)
+        if mcp_sweep is not None:
+            mcp_sweep(detector, result, scrubbing_of(segment.config))
         self.sweeps.append(result)
         return result
 

@@ -4,10 +4,10 @@ This module owns the MCP wire of the reference host: it lists the governed tools
 ``tools/call`` into one call of the governed path (the registry's ``invoke``, with the
 re-serialized ``params.arguments`` as the argument text), asks the operator through
 ``elicitation/create`` when the client declared elicitation, and turns the scrubbed, capped
-result into an MCP result. A result text that begins with :data:`RICH_PREFIX` is a rich
-envelope (the ``rich`` handler's): its content items, ``structuredContent``, ``_meta`` and the
-progress and log messages it asks for are sent as MCP surfaces, all of them taken from the text
-the registry already scrubbed. It imports ``mcp``, so it is imported only when the MCP wire is
+result into an MCP result. A handler's rich result (the ``rich`` handler's) has its content
+items, ``structuredContent``, ``_meta`` and the progress and log messages it asks for sent as
+MCP surfaces, every string and member name of it scrubbed by the registry, and its text items
+capped together. It imports ``mcp``, so it is imported only when the MCP wire is
 used; the host's core never imports it. It must never put a value in any message it sends,
 never elicit from a client that did not declare elicitation, and never approve silently.
 """
@@ -28,7 +28,9 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 
+from reference_impl._cap import cap
 from reference_impl._execute import Tool
+from reference_impl._limits import RESULT_CAP_CHARS
 from reference_impl._registry import Registry
 from reference_impl._types import Answer, ApprovalRequest, Risk
 from reference_impl.harness import HarnessHost
@@ -36,8 +38,6 @@ from reference_impl.harness import HarnessHost
 #: The ``_meta`` key under which every result names the call's disposition (decisions R9.8).
 DISPOSITION_META_KEY: Final = "io.secref/disposition"
 
-#: The first characters of a rich envelope: a result text the MCP layer spreads over surfaces.
-RICH_PREFIX: Final = "secref-rich/1 "
 
 #: The elicitation form's one field, and the answers it offers (decisions R3.3, R9.6).
 DECISION_FIELD: Final = "decision"
@@ -53,6 +53,10 @@ ELICIT_ANSWERS: Final = {
 #: the MCP log is the host log on the wire and never carries a value (decisions R9.3, R6.6).
 LOG_WITHHELD: Final = "handler log lines withheld: result scrubbing is off"
 
+#: The least room left under the cap in which a text item is cut rather than dropped: more
+#: than the cap's note ("[result cut to 150000 characters; it had N]") can take.
+MIN_CUT_ROOM: Final = 80
+
 #: The input schema every governed tool announces: any object, read as decisions R1 says.
 OPEN_OBJECT_SCHEMA: Final = {"type": "object", "additionalProperties": True}
 
@@ -62,6 +66,23 @@ AskFunction = Callable[[ApprovalRequest, float], Answer]
 _log = logging.getLogger("reference_impl.mcp")
 
 
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One governed call's end, as the MCP layer renders it.
+
+    Attributes:
+        disposition: The disposition's name.
+        text: The scrubbed, capped result or refusal text.
+        is_error: Whether it is a refusal or a failure.
+        rich: The handler's further surfaces, scrubbed (see ``ToolResult.rich``), or ``None``.
+    """
+
+    disposition: str
+    text: str
+    is_error: bool
+    rich: object = None
+
+
 class Backend(Protocol):
     """The host behind the MCP wire: its tools, its governed call, and its settings."""
 
@@ -69,8 +90,8 @@ class Backend(Protocol):
         """Return the governed tools to list."""
         ...
 
-    def call(self, tool: str, args: str, ask: AskFunction) -> tuple[str, str, bool]:
-        """Run one governed call; ``ask`` plays the operator. Return disposition, text, isError."""
+    def call(self, tool: str, args: str, ask: AskFunction) -> Outcome:
+        """Run one governed call; ``ask`` plays the operator."""
         ...
 
     def scrubbing_enabled(self) -> bool:
@@ -183,38 +204,67 @@ class Rendered:
     log: tuple[str, ...] = ()
 
 
-def render(disposition: str, text: str, is_error: bool, scrubbing: bool) -> Rendered:
-    """Return the MCP result for a governed call's scrubbed text.
+def cap_items(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Cap the text items taken together, in order (decisions R9.4).
+
+    The text item where the limit falls is cut as the registry cuts a text, its note included;
+    later text items are dropped; other items are kept. The total stays within the cap.
+    """
+    texts = [len(str(item.get("text", ""))) for item in content if item.get("type") == "text"]
+    if sum(texts) <= RESULT_CAP_CHARS:
+        return content
+    kept: list[dict[str, Any]] = []
+    used = 0
+    full = False
+    for item in content:
+        if item.get("type") != "text":
+            kept.append(item)
+            continue
+        if full:
+            continue
+        text = str(item.get("text", ""))
+        room = RESULT_CAP_CHARS - used
+        if len(text) < room:
+            kept.append(item)
+            used += len(text)
+            continue
+        # cap() needs room for its note; with less room left, the item is dropped instead.
+        if room >= MIN_CUT_ROOM:
+            kept.append({**item, "text": cap(text, room)})
+        full = True
+    return kept
+
+
+def render(outcome: Outcome, scrubbing: bool) -> Rendered:
+    """Return the MCP result for a governed call.
 
     Args:
-        disposition: The call's disposition, named in the result's ``_meta``.
-        text: What the registry returned: scrubbed (when scrubbing is on) and capped.
-        is_error: Whether the text reports a refusal or a failure.
+        outcome: The call's end: its text scrubbed (when scrubbing is on) and capped, and its
+            rich surfaces scrubbed.
         scrubbing: Whether result scrubbing is on; handler log lines are sent only then.
 
     Returns:
-        The result, with the progress and log messages a rich envelope asked for.
+        The result, with the progress and log messages a rich result asked for.
     """
-    meta: dict[str, Any] = {DISPOSITION_META_KEY: disposition}
-    if is_error or not text.startswith(RICH_PREFIX):
-        return Rendered({"content": [_text(text)], "isError": is_error, "_meta": meta})
+    meta: dict[str, Any] = {DISPOSITION_META_KEY: outcome.disposition}
+    plain = {"content": [_text(outcome.text)], "isError": outcome.is_error, "_meta": meta}
+    rich = outcome.rich
+    if outcome.is_error or not isinstance(rich, dict):
+        return Rendered(plain)
     try:
-        envelope = json.loads(text[len(RICH_PREFIX) :])
-        if not isinstance(envelope, dict):
-            raise TypeError("the envelope is not an object")
-        content = [dict(item) for item in envelope.get("content", ())]
+        content = cap_items([dict(item) for item in rich.get("content", ())])
         types.CallToolResult.model_validate({"content": content})
-    except Exception:  # a cut or malformed envelope reaches the agent as the text it is
-        return Rendered({"content": [_text(text)], "isError": False, "_meta": meta})
+    except Exception:  # a malformed rich result reaches the agent as its text alone
+        return Rendered(plain)
     result: dict[str, Any] = {"content": content, "isError": False}
-    if "structuredContent" in envelope:
-        result["structuredContent"] = envelope["structuredContent"]
-    extra = envelope.get("_meta")
+    if "structuredContent" in rich:
+        result["structuredContent"] = rich["structuredContent"]
+    extra = rich.get("_meta")
     if isinstance(extra, dict):
         meta = {**extra, **meta}
     result["_meta"] = meta
-    progress = tuple(str(item) for item in envelope.get("progress", ()))
-    log: tuple[str, ...] = tuple(str(item) for item in envelope.get("log", ()))
+    progress = tuple(str(item) for item in rich.get("progress", ()))
+    log: tuple[str, ...] = tuple(str(item) for item in rich.get("log", ()))
     if log and not scrubbing:
         log = (LOG_WITHHELD,)
     return Rendered(result, progress, log)
@@ -282,10 +332,8 @@ def build_server(
             return Answer.DENY
 
         args = arguments_text(params.arguments)
-        disposition, text, is_error = await anyio.to_thread.run_sync(
-            backend.call, params.name, args, ask
-        )
-        rendered = render(disposition, text, is_error, backend.scrubbing_enabled())
+        outcome = await anyio.to_thread.run_sync(backend.call, params.name, args, ask)
+        rendered = render(outcome, backend.scrubbing_enabled())
         for step, message in enumerate(rendered.progress, start=1):
             await ctx.session.report_progress(step, len(rendered.progress), message)
         for line in rendered.log:
@@ -355,7 +403,9 @@ class HttpServer:
         if host not in LOOPBACK_HOSTS:
             raise NotLoopbackError(f"refusing to serve MCP on non-loopback host {host!r}")
         app = server.streamable_http_app(host=host)
-        self._config = uvicorn.Config(app, host=host, port=port, log_level="warning")
+        self._config = uvicorn.Config(
+            app, host=host, port=port, log_level="warning", access_log=False
+        )
         self._server = uvicorn.Server(self._config)
         self._thread = threading.Thread(target=self._server.run, name="mcp-http", daemon=True)
         self.host = host
@@ -422,14 +472,14 @@ class RegistryBackend:
         """Return the registry's tools."""
         return self.registry.tools()
 
-    def call(self, tool: str, args: str, ask: AskFunction) -> tuple[str, str, bool]:
+    def call(self, tool: str, args: str, ask: AskFunction) -> Outcome:
         """Run one call with ``ask`` as this thread's operator."""
         self._operator.bind(ask)
         try:
             outcome = self.registry.invoke(tool, args)
         finally:
             self._operator.bind(None)
-        return outcome.disposition.value, outcome.text, outcome.is_error
+        return Outcome(outcome.disposition.value, outcome.text, outcome.is_error, outcome.rich)
 
     def scrubbing_enabled(self) -> bool:
         """Whether the policy has result scrubbing on."""
@@ -462,7 +512,7 @@ class HarnessBackend:
         registry = self.harness.registry
         return registry.tools() if registry is not None else ()
 
-    def call(self, tool: str, args: str, ask: AskFunction) -> tuple[str, str, bool]:
+    def call(self, tool: str, args: str, ask: AskFunction) -> Outcome:
         """Run one call through the harness, with ``ask`` playing the operator."""
         registry = self.harness.registry
         timeout = registry.gate.timeout if registry is not None else 0.0
@@ -472,10 +522,15 @@ class HarnessBackend:
             return ask(request_from_dict(data), timeout).value
 
         try:
-            result = self.harness.invoke(tool, args, on_prompt)
+            result = self.harness.invoke(tool, args, on_prompt, with_rich=True)
         except RuntimeError:
-            return "UNKNOWN_TOOL", "the host is not configured", True
-        return str(result["disposition"]), str(result["text"]), bool(result["isError"])
+            return Outcome("UNKNOWN_TOOL", "the host is not configured", True)
+        return Outcome(
+            str(result["disposition"]),
+            str(result["text"]),
+            bool(result["isError"]),
+            result.get("rich"),
+        )
 
     def scrubbing_enabled(self) -> bool:
         """Whether the configured policy has result scrubbing on."""
