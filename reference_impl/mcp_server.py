@@ -15,8 +15,8 @@ never elicit from a client that did not declare elicitation, and never approve s
 from __future__ import annotations
 
 import json
-import logging
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
@@ -60,10 +60,8 @@ MIN_CUT_ROOM: Final = 80
 #: The input schema every governed tool announces: any object, read as decisions R1 says.
 OPEN_OBJECT_SCHEMA: Final = {"type": "object", "additionalProperties": True}
 
-#: Plays the operator for one prompt: gets the request as a dict, returns an Answer.
+#: Plays the operator for one prompt: gets the request and the approval timeout, returns the answer.
 AskFunction = Callable[[ApprovalRequest, float], Answer]
-
-_log = logging.getLogger("reference_impl.mcp")
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,6 +359,9 @@ def serve_stdio(server: Server) -> None:
     anyio.run(main)
 
 
+#: Seconds between looks at whether the HTTP server listens yet.
+STARTUP_POLL_S: Final = 0.01
+
 #: Hosts ``--http`` accepts: loopback only, since the server has no authentication.
 LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "::1")
 
@@ -424,11 +425,11 @@ class HttpServer:
             RuntimeError: The server did not start within ``timeout`` seconds.
         """
         self._thread.start()
-        deadline = anyio_deadline(timeout)
+        deadline = time.monotonic() + timeout
         while not self._server.started:
-            if deadline():
+            if time.monotonic() > deadline or not self._thread.is_alive():
                 raise RuntimeError("the MCP HTTP server did not start")
-            threading.Event().wait(0.01)
+            time.sleep(STARTUP_POLL_S)
         for server in self._server.servers:
             for sock in server.sockets:
                 self.port = int(sock.getsockname()[1])
@@ -443,14 +444,6 @@ class HttpServer:
         self._server.should_exit = True
         if self._thread.is_alive():
             self._thread.join(5.0)
-
-
-def anyio_deadline(seconds: float) -> Callable[[], bool]:
-    """Return a function that says whether ``seconds`` have passed since this call."""
-    import time
-
-    end = time.monotonic() + seconds
-    return lambda: time.monotonic() > end
 
 
 # --- the hosts behind the wire -------------------------------------------------------------------
