@@ -307,6 +307,12 @@ class Surface(enum.Enum):
     REQUEST = "approval request"
     LOG = "host log"
     PRINTED = "printed output"
+    MCP_RESULT = "MCP result"
+    MCP_ERROR = "MCP JSON-RPC error"
+    MCP_PROGRESS = "MCP progress notification"
+    MCP_LOG = "MCP log notification"
+    MCP_ELICITATION = "MCP elicitation request"
+    MCP_LISTING = "MCP tool listing"
 
 
 #: The requirements a leak on each surface violates (design, invariant 1; decisions R3.2,

@@ -36,6 +36,8 @@ LEVELS: Final = (MUST, SHOULD, EITHER, EXCLUDED)
 #: Who a requirement binds: every host, or the reference host's own files and tools only.
 ANY_HOST: Final = "any-host"
 REFERENCE_ONLY: Final = "reference-only"
+#: The scope of rules that arise only on a run via MCP (decisions R9).
+MCP_SCOPE: Final = "mcp"
 
 #: Where ``render`` writes by default, relative to the working directory (the repository root).
 DEFAULT_OUTPUT: Final = Path("docs") / "requirements.md"
@@ -51,6 +53,7 @@ GROUPS: Final = (
     ("Scrubbing (decisions R5)", ("SCRUB",)),
     ("Cap, ledger and log (decisions R6)", ("CAP", "LEDG", "LOG")),
     ("Vault and policy (decisions R7)", ("VAULT", "POL")),
+    ("The MCP wire (decisions R9)", ("MCP",)),
     ("Invariants (design)", ("INV",)),
     ("Operating and cost (design, decisions R8)", ("OPS", "COST")),
     ("Excluded (design non-goals and future work)", ("EXCL",)),
@@ -75,7 +78,8 @@ class Requirement:
         statement: The rule, in this project's words.
         alternatives: For EITHER: the behaviours accepted.
         reason: For excluded: why the suite does not check it.
-        scope: ``any-host``, or ``reference-only`` for the reference host's own files and tools.
+        scope: ``any-host``; ``reference-only`` for the reference host's own files and tools;
+            ``mcp`` for rules that arise only on a run via MCP (decisions R9).
     """
 
     id: str
@@ -229,7 +233,7 @@ def vector_citations() -> Mapping[str, tuple[str, ...]]:
 def must_without_checks(cited: Iterable[str]) -> set[str]:
     """Return the MUST requirements that no check and no vector cites.
 
-    Every MUST counts, of scope ``any-host`` and ``reference-only`` alike; vectors' own
+    Every MUST counts, of scope ``any-host``, ``reference-only`` and ``mcp`` alike; vectors' own
     citations are added to ``cited``.
 
     Args:
@@ -243,7 +247,7 @@ def must_without_checks(cited: Iterable[str]) -> set[str]:
         requirement.id
         for requirement in load_catalog().requirements
         if requirement.level == MUST
-        and requirement.scope in (ANY_HOST, REFERENCE_ONLY)
+        and requirement.scope in (ANY_HOST, REFERENCE_ONLY, MCP_SCOPE)
         and requirement.id not in covered
     }
 
@@ -375,6 +379,8 @@ def render_markdown(
                 statement += " Accepted: " + ", ".join(r.alternatives) + "."
             if r.scope == REFERENCE_ONLY:
                 statement += " (Reference host only.)"
+            elif r.scope == MCP_SCOPE:
+                statement += " (Checked on a run via MCP only.)"
             if r.reason:
                 statement += f" Excluded: {r.reason}"
             vectors = _compress(citations.get(r.id, ()))

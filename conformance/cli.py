@@ -45,6 +45,13 @@ def _parser() -> argparse.ArgumentParser:
         help="the host under test: 'inprocess' (default, the reference host), "
         "'mutant:<name>', or a command that starts a driver-protocol adapter",
     )
+    parser.add_argument(
+        "--via",
+        choices=("driver", "mcp"),
+        default=None,
+        help="how calls reach an adapter: its driver-protocol invoke (default) or the "
+        "official MCP client to the endpoint it announces (docs/mcp.md)",
+    )
     parser.add_argument("--report-json", type=Path, default=DEFAULT_JSON, metavar="PATH")
     parser.add_argument("--report-md", type=Path, default=DEFAULT_MD, metavar="PATH")
     parser.add_argument(
@@ -185,6 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         passed += ["--expectations", options.expectations]
     if options.validate_protocol:
         passed.append("--validate-protocol")
+    if options.via is not None:
+        passed += ["--via", options.via]
     if options.host_timeout is not None:
         passed += ["--host-timeout", str(options.host_timeout)]
     if options.host_start_timeout is not None:

@@ -32,6 +32,8 @@ class HandlerKind(enum.Enum):
     """Returns a fixed text from its options."""
     RECORDER = "recorder"
     """Returns "ok"; its receipt is the point."""
+    RICH = "rich"
+    """MCP only: puts every form of the values on every MCP surface (docs/mcp.md)."""
 
 
 @dataclass(frozen=True, slots=True)

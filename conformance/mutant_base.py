@@ -29,8 +29,9 @@ class Mutant:
         description: What is broken, in one sentence.
         patches: How it is broken.
         driver: Whether it can also run behind the reference driver (subprocess path).
-        via: The path the self-test checks it through by default: ``"inprocess"`` or
-            ``"driver"`` (the reference driver in a subprocess).
+        via: The path the self-test checks it through by default: ``"inprocess"``,
+            ``"driver"`` (the reference driver in a subprocess) or ``"mcp"`` (the reference
+            driver, its calls sent over its MCP endpoint with ``--via mcp``).
     """
 
     name: str

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from conformance import mutants_grammar, mutants_path
+from conformance import mutants_grammar, mutants_mcp, mutants_path
 from conformance.catalog import SHOULD, load_catalog
 from conformance.host import HostUnderTest
 from conformance.mutant_base import Mutant, Patch, applied
@@ -730,7 +730,12 @@ _CORE: Final[tuple[Mutant, ...]] = (
 )
 
 #: The catalog. Each mutant breaks one requirement of decisions R1 to R7.
-MUTANTS: Final[tuple[Mutant, ...]] = (*_CORE, *mutants_grammar.MUTANTS, *mutants_path.MUTANTS)
+MUTANTS: Final[tuple[Mutant, ...]] = (
+    *_CORE,
+    *mutants_grammar.MUTANTS,
+    *mutants_path.MUTANTS,
+    *mutants_mcp.MUTANTS,
+)
 
 #: Mutants by name.
 BY_NAME: Final = {mutant.name: mutant for mutant in MUTANTS}
@@ -908,9 +913,12 @@ def selftest(
     through_driver = 0
     for mutant in chosen:
         path = mutant.via if via == "catalog" else via
-        through_driver += path == "driver"
+        through_driver += path in ("driver", "mcp")
         host = f"mutant:{mutant.name}" if path == "inprocess" else driver_command(mutant.name)
         arguments = ["--host", host]
+        if path == "mcp":
+            # The MCP layer's mutants are served behind the driver and reached over MCP.
+            arguments += ["--via", "mcp"]
         if not broad:
             arguments += ["--requirements", mutant.requirement]
         started = time.monotonic()

@@ -37,6 +37,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "'mutant:<name>', or a command that starts a driver-protocol adapter",
     )
     group.addoption(
+        "--via",
+        dest="secref_via",
+        choices=("driver", "mcp"),
+        default="driver",
+        help="how calls reach a driver-protocol host: 'driver' (its invoke requests, the "
+        "default) or 'mcp' (the official MCP client to the endpoint it announces; docs/mcp.md)",
+    )
+    group.addoption(
         "--report-json",
         dest="secref_report_json",
         default=None,
@@ -111,6 +119,7 @@ def secref_host(request: pytest.FixtureRequest) -> Iterator[HostUnderTest]:
             call_timeout=request.config.getoption("secref_host_timeout"),
             start_timeout=request.config.getoption("secref_host_start_timeout"),
             validate=request.config.getoption("secref_validate_protocol"),
+            via=request.config.getoption("secref_via", "driver"),
         )
     except HostSelectionError as error:
         pytest.exit(f"secref-conformance: {error}", returncode=pytest.ExitCode.USAGE_ERROR)

@@ -179,7 +179,7 @@ def run_scopes(host: Mapping[str, Any]) -> frozenset[str]:
     scopes = {"any-host"}
     if "reference" in host.get("capabilities", ()):
         scopes.add("reference-only")
-    if host.get("via") == "mcp":
+    if host.get("via") == "mcp" or "via.mcp" in host.get("capabilities", ()):
         scopes.add("mcp")
     return frozenset(scopes)
 

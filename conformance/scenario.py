@@ -597,6 +597,12 @@ class RecordingHost:
             scrubbing=scrubbing_of(segment.config),
             visible=visible,
         )
+        # A host reached over MCP adds every MCP surface of every message (conformance.mcp_sweep).
+        mcp_sweep = getattr(self._inner, "mcp_sweep", None)
+        if mcp_sweep is not None:
+            mcp_sweep(detector, result, scrubbing_of(segment.config))
+            searched = tuple(getattr(self._inner, "searched", ()))
+            result.calls.append(("every MCP message of these calls", searched))
         self.sweeps.append(result)
         return result
 

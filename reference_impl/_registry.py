@@ -33,7 +33,7 @@ from reference_impl._policy import POLICY_FAULT_MESSAGE, Policy, PolicyPersistEr
 from reference_impl._resolve import resolve
 from reference_impl._sanitize import cut, sanitize_arguments
 from reference_impl._scan import has_marker
-from reference_impl._scrub import Scrubber
+from reference_impl._scrub import Scrubber, scrub_tree
 from reference_impl._types import (
     SECRET_READ,
     Answer,
@@ -296,8 +296,11 @@ class Registry:
         self._trace("scrub")
         scrubber = Scrubber(resolved) if resolved else _NO_VALUES
         text = result.text
+        rich = result.rich if not result.is_error else None
         if scrubber and self.policy.result_scrubbing_enabled:
             text = scrubber.scrub(text)
+            if rich is not None:
+                rich = scrub_tree(scrubber, rich)
         self._trace("cap")
         text = cap(text)
 
@@ -320,7 +323,13 @@ class Registry:
                 len(text),
             )
         return CallOutcome(
-            disposition, text, result.is_error, tuple(r.name for r in call.refs), None, ledger_id
+            disposition,
+            text,
+            result.is_error,
+            tuple(r.name for r in call.refs),
+            None,
+            ledger_id,
+            rich,
         )
 
     def _prepass(self, call: _Call) -> Refusal | None:

@@ -192,3 +192,24 @@ class Scrubber:
             active = survivors
         pieces.append(text[cursor:])
         return "".join(pieces)
+
+
+def scrub_tree(scrubber: Scrubber, node: object) -> object:
+    """Return a JSON-ready tree with every string and member name scrubbed (decisions R9.3).
+
+    Args:
+        scrubber: The call's scrubber.
+        node: Strings, numbers, booleans, ``None``, lists and string-keyed dicts.
+
+    Returns:
+        A new tree of the same shape; the input is not changed.
+    """
+    if isinstance(node, str):
+        return scrubber.scrub(node)
+    if isinstance(node, dict):
+        return {
+            scrubber.scrub(str(key)): scrub_tree(scrubber, child) for key, child in node.items()
+        }
+    if isinstance(node, list | tuple):
+        return [scrub_tree(scrubber, child) for child in node]
+    return node

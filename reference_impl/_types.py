@@ -256,6 +256,7 @@ class CallOutcome:
         secret_refs: The reference names the call carried.
         refusal: The refusal, when the call was refused before its tool ran.
         ledger_id: The id of the ledger record written for the call, if one was.
+        rich: The handler's further result surfaces, scrubbed as ``text`` is (``ToolResult``).
     """
 
     disposition: Disposition
@@ -264,14 +265,24 @@ class CallOutcome:
     secret_refs: tuple[str, ...] = ()
     refusal: Refusal | None = None
     ledger_id: str | None = None
+    rich: object = None
 
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """What a handler returns: its text and whether that text reports a failure."""
+    """What a handler returns: its text and whether that text reports a failure.
+
+    Attributes:
+        text: The result or failure text.
+        is_error: Whether ``text`` reports a failure.
+        rich: Optionally, a JSON-ready tree of further result surfaces (content items,
+            ``structuredContent``, ``_meta``, progress and log lines) that the MCP layer sends
+            as they are; the registry scrubs every string and member name in it.
+    """
 
     text: str
     is_error: bool = False
+    rich: object = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,9 +31,11 @@ from reference_impl._arguments import ToolArguments
 from reference_impl._execute import Tool
 from reference_impl._ledger import JsonlLedger, Ledger, MemoryLedger
 from reference_impl._limits import APPROVAL_TIMEOUT_SECONDS
+from reference_impl._operator import Operator
 from reference_impl._policy import Policy, PolicyError, parse_policy
 from reference_impl._registry import Registry
 from reference_impl._types import (
+    SECRET_READ,
     Answer,
     ApprovalRequest,
     Risk,
@@ -333,6 +335,58 @@ def _write_note(notes_dir: Path | None) -> Tool:
     return Tool("write_note", "notes", write_note, risk=Risk.HIGH, permission="notes.write")
 
 
+#: The most ``write_file`` writes in one call: a generous bound for a config or key file.
+WRITE_FILE_MAX_CHARS: Final = 1_000_000
+
+
+def sandbox_tool(sandbox: Path | None) -> Tool:
+    """Return ``write_file``: writes ``content`` to the relative ``path`` inside ``sandbox``.
+
+    Args:
+        sandbox: The only directory the tool writes under; ``None`` leaves it unconfigured.
+
+    Returns:
+        The tool (provider ``files``, HIGH risk). It refuses an absolute path, ``..`` and any
+        path that resolves (symbolic links followed) outside the sandbox, and never quotes the
+        path or the content back: either may have come from a reference.
+    """
+
+    def write_file(arguments: ToolArguments) -> ToolResult:
+        if sandbox is None:
+            return ToolResult(
+                "write_file is not configured: start secref serve with --sandbox DIR",
+                is_error=True,
+            )
+        relative = arguments.string("path")
+        content = arguments.string("content")
+        if relative is None or content is None:
+            return ToolResult(
+                'write_file needs string arguments "path" and "content"', is_error=True
+            )
+        if len(content) > WRITE_FILE_MAX_CHARS:
+            return ToolResult(
+                f"write_file writes at most {WRITE_FILE_MAX_CHARS} characters", is_error=True
+            )
+        root = sandbox.resolve()
+        candidate = Path(relative)
+        target = (root / candidate).resolve()
+        if (
+            not relative
+            or candidate.is_absolute()
+            or ".." in candidate.parts
+            or not target.is_relative_to(root)
+            or target == root
+        ):
+            return ToolResult("write_file refuses a path outside the sandbox", is_error=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8", errors="surrogatepass") as handle:
+            handle.write(content)
+        return ToolResult(f"wrote {len(content)} characters inside the sandbox")
+
+    return Tool("write_file", "files", write_file, risk=Risk.HIGH)
+
+
 def demo_tools(notes_dir: Path | None = None) -> list[Tool]:
     """Return the CLI's tools: ``echo``, ``sha256`` and ``write_note``."""
     return [
@@ -382,6 +436,18 @@ example:
       --args '{"header": "Authorization: Bearer {{secret:6f1d2c3e-4b5a-4c6d-8e7f-90a1b2c3d4e5}}"}'
 
 File formats: docs/reference-host.md."""
+
+
+_SERVE_EPILOG = """\
+tools:
+  echo        returns its arguments as it received them (shows scrubbing at work)
+  sha256      returns the SHA-256 of the string argument "text"
+  write_file  writes "content" to the relative "path" inside --sandbox
+
+example (an MCP client's configuration starts this over stdio):
+  secref serve --vault vault.json --policy policy.json --ledger ledger.jsonl --sandbox out/
+
+See docs/mcp.md."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -448,6 +514,40 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the host log, debug included, to stderr (it never holds a value)",
     )
 
+    serve = commands.add_parser(
+        "serve",
+        help="serve echo, sha256 and write_file as governed MCP tools",
+        description="Serve the governed tools over MCP: stdio by default, or Streamable HTTP "
+        "on a loopback address with --http. Approval is asked through MCP elicitation when "
+        "the client declares it; otherwise a call that needs approval is denied at once, "
+        "unless --operator tty is given and a terminal exists. Needs secref-suite[mcp].",
+        epilog=_SERVE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    serve.add_argument("--vault", required=True, metavar="FILE", help="the vault file (JSON)")
+    serve.add_argument("--policy", required=True, metavar="FILE", help="the policy file (JSON)")
+    serve.add_argument("--ledger", metavar="FILE", help="the JSON Lines ledger (created 0600)")
+    serve.add_argument("--sandbox", metavar="DIR", help="the directory write_file writes in")
+    serve.add_argument(
+        "--http",
+        metavar="127.0.0.1:PORT",
+        help="serve Streamable HTTP at http://HOST:PORT/mcp; loopback hosts only",
+    )
+    serve.add_argument(
+        "--operator",
+        choices=("none", "tty"),
+        default="none",
+        help="who answers when the client cannot elicit: none (deny at once, the default) "
+        "or tty (ask on the controlling terminal, when there is one)",
+    )
+    serve.add_argument(
+        "--approval-timeout",
+        type=float,
+        default=APPROVAL_TIMEOUT_SECONDS,
+        metavar="S",
+        help=f"seconds to wait for an answer (default {APPROVAL_TIMEOUT_SECONDS:g})",
+    )
+
     listing = commands.add_parser(
         "list",
         help="print the vault's secrets as id<TAB>website<TAB>username",
@@ -512,6 +612,69 @@ def _invoke(
     return EXIT_CALL_FAILED if outcome.is_error else EXIT_OK
 
 
+def _tty_operator() -> Operator | None:
+    """Return a terminal operator on the controlling terminal, or ``None`` when there is none."""
+    try:
+        terminal = open("/dev/tty", "r+", encoding="utf-8")  # noqa: SIM115 - lives with the server
+    except OSError:
+        return None
+    return TerminalOperator(terminal, terminal)
+
+
+def _serve(options: argparse.Namespace, stderr: IO[str]) -> int:
+    if not options.approval_timeout > 0:
+        raise UsageError("--approval-timeout must be a positive number of seconds")
+    try:
+        from reference_impl import mcp_server
+    except ImportError:
+        raise UsageError(
+            "secref serve needs the MCP SDK: pip install 'secref-suite[mcp]'"
+        ) from None
+    address = None
+    if options.http is not None:
+        try:
+            address = mcp_server.parse_loopback(options.http)
+        except mcp_server.NotLoopbackError as error:
+            raise UsageError(str(error)) from None
+    vault = load_vault_file(options.vault)
+    policy = load_policy_file(options.policy)
+    sandbox = _directory(options.sandbox, "--sandbox")
+    ledger: Ledger = MemoryLedger()
+    if options.ledger is not None:
+        _directory(str(Path(options.ledger).parent), "the directory of --ledger")
+        ledger = JsonlLedger(options.ledger)
+    fallback = None
+    if options.operator == "tty":
+        terminal = _tty_operator()
+        if terminal is None:
+            raise UsageError("--operator tty needs a terminal, and there is none")
+        fallback = terminal.ask
+    operator = mcp_server.ThreadOperator()
+    registry = Registry(
+        policy=policy,
+        vault=vault,
+        operator=operator,
+        ledger=ledger,
+        user=User(name=os.environ.get("USER", "operator"), permissions=frozenset({SECRET_READ})),
+        approval_timeout=options.approval_timeout,
+        logger=logging.getLogger("reference_impl.serve"),
+    )
+    tools = [*demo_tools(None)[:2], sandbox_tool(sandbox)]
+    for tool in tools:
+        registry.register(tool)
+    server = mcp_server.build_server(
+        mcp_server.RegistryBackend(registry, operator), mcp_server.Approval(fallback)
+    )
+    if address is None:
+        mcp_server.serve_stdio(server)
+        return EXIT_OK
+    http = mcp_server.HttpServer(server, address[0], address[1])
+    stderr.write(f"secref: serving MCP at {http.url}\n")
+    stderr.flush()
+    http.run_forever()
+    return EXIT_OK
+
+
 def _list(options: argparse.Namespace, stdout: IO[str]) -> int:
     for record in load_vault_file(options.vault).records():
         fields = (record.id, record.website, record.username.reveal())
@@ -533,6 +696,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = build_parser().parse_args(argv)
         if options.command == "list":
             return _list(options, stdout)
+        if options.command == "serve":
+            return _serve(options, stderr)
         return _invoke(options, sys.stdin, stdout, stderr)
     except UsageError as error:
         stderr.write(f"secref: error: {error} (see secref --help)\n")

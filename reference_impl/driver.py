@@ -31,6 +31,13 @@ PROTOCOL_VERSION: Final = 1
 _METHODS: Final = frozenset({"start", "configure", "invoke", "control", "observe", "shutdown"})
 
 
+def mcp_available() -> bool:
+    """Return whether the MCP SDK is installed, so that capability ``mcp`` can be served."""
+    import importlib.util
+
+    return importlib.util.find_spec("mcp") is not None
+
+
 class _RequestError(Exception):
     """A request is answered with an error response of this code."""
 
@@ -82,6 +89,7 @@ class Driver:
         self._prompt_ids = itertools.count(1)
         self._configured = False
         self._approval_timeout = 45.0
+        self._mcp: Any = None
 
     # --- the wire ----------------------------------------------------------------------------
 
@@ -130,6 +138,8 @@ class Driver:
                     self._response(message)
             return 0
         finally:
+            if self._mcp is not None:
+                self._mcp.stop()
             self._harness.close()
 
     def _response(self, message: Mapping[str, Any]) -> None:
@@ -192,7 +202,27 @@ class Driver:
         host = self._harness.info()
         if self._name is not None:
             host["name"] = self._name
-        return {"protocol": PROTOCOL_VERSION, "host": host}
+        result: dict[str, Any] = {"protocol": PROTOCOL_VERSION, "host": host}
+        if mcp_available():
+            host["capabilities"] = [*host["capabilities"], "mcp"]
+            if params.get("mcp") is True:
+                result["mcp"] = self._serve_mcp()
+        return result
+
+    def _serve_mcp(self) -> dict[str, Any]:
+        """Serve this session's host over Streamable HTTP on loopback; return the endpoint."""
+        if self._mcp is None:
+            from reference_impl import mcp_server
+
+            server = mcp_server.build_server(mcp_server.HarnessBackend(self._harness))
+            http = mcp_server.HttpServer(server, "127.0.0.1", 0)
+            http.start()
+            self._mcp = http
+        return {
+            "transport": "streamable-http",
+            "url": self._mcp.url,
+            "dispositionMeta": "io.secref/disposition",
+        }
 
     def _configure(self, params: Mapping[str, Any]) -> Mapping[str, Any]:
         try:

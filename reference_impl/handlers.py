@@ -1,16 +1,19 @@
 """The standard adversarial handlers of driver protocol v1, for the reference host.
 
 This module owns the reference host's own implementation of the handlers a conformance check
-binds to a tool: echo, sha256, thrower, timeout, overcap, static and recorder. Each records a
-receipt of what it was handed (the raw JSON text and the per-key view) before it acts. They try
-their best to make the host leak; they must never log, and they print nothing.
+binds to a tool: echo, sha256, thrower, timeout, overcap, static, recorder and rich (for the MCP
+wire). Each records a receipt of what it was handed (the raw JSON text and the per-key view)
+before it acts. They try their best to make the host leak; they must never log, and they print
+nothing.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -20,7 +23,67 @@ from reference_impl._limits import RESULT_CAP_CHARS
 from reference_impl._scrub import form_encode, json_escape
 from reference_impl._types import ToolResult
 
-HANDLER_KINDS: Final = ("echo", "sha256", "thrower", "timeout", "overcap", "static", "recorder")
+HANDLER_KINDS: Final = (
+    "echo",
+    "sha256",
+    "thrower",
+    "timeout",
+    "overcap",
+    "static",
+    "recorder",
+    "rich",
+)
+
+
+def rich_result(values: list[str], pad: int = 0) -> ToolResult:
+    """Return the ``rich`` handler's result: every form of every value on every MCP surface.
+
+    Its text is every form, one a line; its ``rich`` tree, which the MCP layer sends, holds text
+    items, an embedded text resource, a resource link (uri, name, title, description),
+    strings and member names of ``structuredContent`` at depth, the result's ``_meta``, progress
+    and log messages, and an embedded blob holding base64 of each value (for the hardening
+    table, since base64 is outside the scrub contract). ``pad`` filler characters go with each
+    text item, so that the items together can pass the cap (decisions R9.4).
+    """
+    forms = [form for value in values for form in every_form(value)]
+    joined = "\n".join(forms)
+    filler = "x" * max(0, pad)
+    first = values[0] if values else ""
+    blob = base64.b64encode(first.encode("utf-8", "surrogatepass")).decode("ascii")
+    quoted = urllib.parse.quote(first, safe="")
+    envelope = {
+        "content": [
+            {"type": "text", "text": joined + filler},
+            *({"type": "text", "text": filler + form} for form in forms),
+            {
+                "type": "resource",
+                "resource": {"uri": "secref://rich/embedded", "text": joined},
+            },
+            {
+                "type": "resource_link",
+                "uri": "https://example.invalid/item?key=" + quoted,
+                "name": "link " + first,
+                "title": "title " + first,
+                "description": joined,
+            },
+            {
+                "type": "resource",
+                "resource": {
+                    "uri": "secref://rich/blob",
+                    "mimeType": "application/octet-stream",
+                    "blob": blob,
+                },
+            },
+        ],
+        "structuredContent": {
+            "values": forms,
+            "nested": {"deep": [{"value": first}], first: "as a member name"},
+        },
+        "_meta": {"io.secref/echo": first, "io.secref/forms": forms},
+        "progress": forms,
+        "log": forms,
+    }
+    return ToolResult(joined, rich=envelope)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +162,8 @@ def make_handler(
         kind: One of :data:`HANDLER_KINDS`.
         tool: The tool's name, for receipts.
         receipts: Where each call's receipt goes.
-        options: ``text`` for static; ``seconds`` for timeout; ``cut`` for overcap.
+        options: ``text`` for static; ``seconds`` for timeout; ``cut`` for overcap; ``pad`` for
+            rich.
 
     Returns:
         The handler.
@@ -138,6 +202,8 @@ def make_handler(
             first = values[0] if values else ""
             head = "x" * max(0, cut - len(first) // 2)
             return head + first + "y" * 1_000
+        if kind == "rich":
+            return rich_result(values, int(settings.get("pad", 0)))
         if kind == "static":
             return str(settings.get("text", ""))
         return "ok"

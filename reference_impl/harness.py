@@ -266,12 +266,24 @@ class HarnessHost:
         return self.registry
 
     def invoke(
-        self, tool: str, args: str, on_prompt: PromptCallback | None = None
+        self,
+        tool: str,
+        args: str,
+        on_prompt: PromptCallback | None = None,
+        *,
+        with_rich: bool = False,
     ) -> dict[str, Any]:
         """Run one call in this thread; ``on_prompt`` plays the operator (approve if omitted).
 
+        Args:
+            tool: The tool the agent named.
+            args: The argument text.
+            on_prompt: Plays the operator.
+            with_rich: Also return the handler's further result surfaces, scrubbed, as
+                ``rich`` (for the MCP wire; the driver protocol has no such member).
+
         Returns:
-            ``{"disposition", "text", "isError"}``.
+            ``{"disposition", "text", "isError"}``, and ``rich`` when asked for.
         """
         registry = self._live()
         self._local.on_prompt = on_prompt
@@ -279,11 +291,14 @@ class HarnessHost:
             outcome = registry.invoke(tool, args)
         finally:
             self._local.on_prompt = None
-        return {
+        result: dict[str, Any] = {
             "disposition": outcome.disposition.value,
             "text": outcome.text,
             "isError": outcome.is_error,
         }
+        if with_rich:
+            result["rich"] = outcome.rich
+        return result
 
     def control(self, op: str, params: Mapping[str, Any]) -> None:
         """Apply one operator action: the driver protocol's ``control`` request.

@@ -25,6 +25,7 @@ from conformance.scenario import (
     vector_vault,
 )
 from conformance.vectors import GrammarVector
+from conformance.via import same_arguments
 
 _LOCATION_REQUIREMENTS = ("MSG-013", "MSG-014", "GRAM-015", "GRAM-006", "GRAM-018")
 
@@ -76,7 +77,7 @@ def _check_resolved(host: RecordingHost, vector: GrammarVector, outcome: Any, se
     receipt = receipts[0]
     if not vector.refs:
         require(
-            receipt.raw == vector.args,
+            same_arguments(host, receipt.raw, vector.args),
             ("GRAM-017", "SUBST-003", "INV5"),
             "a call without references did not reach the handler byte for byte",
         )
@@ -214,7 +215,7 @@ def test_acceptable_vector(host: RecordingHost, mint: Any, vector: GrammarVector
     if "literal" in vector.alternatives and not refs:
         receipt = seen.receipts[0] if seen.receipts else None
         require(
-            receipt is not None and receipt.raw == vector.args,
+            receipt is not None and same_arguments(host, receipt.raw, vector.args),
             ("GRAM-017", "INV5"),
             "literal text did not reach the handler byte for byte",
         )

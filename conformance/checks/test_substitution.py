@@ -28,6 +28,7 @@ from conformance.scenario import (
     substitute_oracle,
     value_of,
 )
+from conformance.via import same_arguments
 
 #: Reference-free argument texts that must reach the handler exactly as written.
 TRANSPARENT = {
@@ -49,7 +50,7 @@ TRANSPARENT = {
 }
 
 
-@pytest.mark.req("INV5", "SUBST-003", "GRAM-017", "VAULT-003")
+@pytest.mark.req("INV5", "SUBST-003", "GRAM-017", "VAULT-003", "MCP-002")
 @pytest.mark.parametrize("name", list(TRANSPARENT))
 def test_reference_free_call_is_untouched(host: RecordingHost, mint: Mint, name: str) -> None:
     """A reference-free call reaches the handler byte for byte, reads nothing, refs empty."""
@@ -60,7 +61,7 @@ def test_reference_free_call_is_untouched(host: RecordingHost, mint: Mint, name:
     require(not outcome.is_error, "INV5", f"a reference-free call ended {outcome.disposition}")
     require(len(seen.receipts) == 1, "INV5", "the handler did not run once")
     require(
-        seen.receipts[0].raw == args,
+        same_arguments(host, seen.receipts[0].raw, args),
         ("INV5", "SUBST-003", "GRAM-017"),
         "the handler's raw arguments differ from what the agent sent",
     )
@@ -85,7 +86,7 @@ def test_reference_free_call_after_a_secret_call(host: RecordingHost, mint: Mint
     seen = host.observe()
     require(not outcome.is_error, "INV5", f"a reference-free call ended {outcome.disposition}")
     require(
-        len(seen.receipts) == 2 and seen.receipts[-1].raw == args,
+        len(seen.receipts) == 2 and same_arguments(host, seen.receipts[-1].raw, args),
         "INV5",
         "the handler's raw arguments differ from what the agent sent",
     )

@@ -26,13 +26,15 @@ class HostSelectionError(RuntimeError):
     """The ``--host`` value names no host the suite can start: a harness error."""
 
 
-def build_host(selector: str | None, **driver_options: Any) -> HostUnderTest:
+def build_host(selector: str | None, via: str = "driver", **driver_options: Any) -> HostUnderTest:
     """Return the host under test that ``selector`` names.
 
     Args:
         selector: The ``--host`` option: ``None`` or ``"inprocess"`` for the reference host in
             this process, ``"mutant:<name>"`` for a mutant of it, or a command line that starts
             a driver-protocol adapter.
+        via: ``"driver"`` (calls as driver-protocol ``invoke`` requests) or ``"mcp"`` (calls
+            through the MCP client to the adapter's endpoint, :mod:`conformance.hosts.mcp`).
         driver_options: Keyword arguments for :class:`conformance.hosts.subprocess.SubprocessHost`
             (``call_timeout``, ``start_timeout``, ``validate``); ignored by in-process hosts.
 
@@ -43,6 +45,16 @@ def build_host(selector: str | None, **driver_options: Any) -> HostUnderTest:
         HostSelectionError: The selector names no host this suite can build.
     """
     text = (selector or "").strip()
+    if via not in ("driver", "mcp"):
+        raise HostSelectionError(f"--via {via!r}: the paths are driver and mcp")
+    if via == "mcp":
+        if text in IN_PROCESS or text.startswith(MUTANT_PREFIX):
+            raise HostSelectionError(
+                "--via mcp needs an adapter command, e.g. --host 'python -m reference_impl.driver'"
+            )
+        from conformance.hosts.mcp import McpHost
+
+        return McpHost(shlex.split(text), **driver_options)
     if text in IN_PROCESS:
         from conformance.hosts.inprocess import InProcessHost
 

@@ -577,6 +577,7 @@ class SubprocessHost:
         validate: Check every message in both directions against the protocol's schemas.
         env: The adapter's environment; the suite's own by default.
         cwd: The adapter's working directory; the suite's own by default.
+        want_mcp: Ask the adapter for its MCP endpoint in the handshake (capability ``mcp``).
 
     Raises:
         HarnessError: The adapter cannot be started, or speaks another protocol version.
@@ -591,8 +592,12 @@ class SubprocessHost:
         validate: bool = False,
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
+        want_mcp: bool = False,
     ) -> None:
         self.argv = split_command(command)
+        self._want_mcp = want_mcp
+        #: The MCP endpoint the adapter announced in its start result (capability ``mcp``).
+        self.mcp_endpoint: Mapping[str, Any] | None = None
         if not self.argv:
             raise HarnessError("the host command is empty")
         self.call_timeout = call_timeout
@@ -645,10 +650,11 @@ class SubprocessHost:
                 f"the host command {shlex.join(self.argv)!r} could not be run: "
                 f"{error.strerror or type(error).__name__}"
             ) from error
+        start: dict[str, Any] = {"protocol": PROTOCOL_VERSION, "suite": dict(_SUITE)}
+        if self._want_mcp:
+            start["mcp"] = True
         try:
-            result = connection.request(
-                "start", {"protocol": PROTOCOL_VERSION, "suite": dict(_SUITE)}, self.start_timeout
-            )
+            result = connection.request("start", start, self.start_timeout)
         except HostRefusedError as error:
             connection.close()
             if error.code == "unsupported-protocol":
@@ -676,6 +682,8 @@ class SubprocessHost:
             raise ProtocolViolationError(
                 f"the host's description lacks {error.args[0] if error.args else 'a member'}"
             ) from error
+        endpoint = result.get("mcp")
+        self.mcp_endpoint = endpoint if isinstance(endpoint, dict) else None
         return connection, info
 
     def _live(self) -> _Connection:

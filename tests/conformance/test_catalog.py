@@ -52,7 +52,7 @@ def test_catalog_is_typed_frozen_and_in_file_order() -> None:
     for requirement in CATALOG.requirements:
         assert isinstance(requirement.alternatives, tuple)
         assert requirement.level in catalog.LEVELS
-        assert requirement.scope in (catalog.ANY_HOST, catalog.REFERENCE_ONLY)
+        assert requirement.scope in (catalog.ANY_HOST, catalog.REFERENCE_ONLY, catalog.MCP_SCOPE)
         assert CATALOG.get(requirement.id) is requirement
 
 

@@ -43,7 +43,7 @@ def test_catalog_has_thirty_distinct_mutants_breaking_musts() -> None:
     for mutant in MUTANTS:
         # A SHOULD mutant is caught when the suite reports its requirement non-strict.
         assert catalog[mutant.requirement]["level"] in ("MUST", "SHOULD"), mutant.name
-        assert mutant.via in ("inprocess", "driver")
+        assert mutant.via in ("inprocess", "driver", "mcp")
         assert mutant.driver or mutant.via == "inprocess"
 
 
@@ -53,6 +53,13 @@ def test_every_must_has_a_mutant() -> None:
     musts = {rid for rid, entry in catalog.items() if entry["level"] == "MUST"}
     broken = {mutant.requirement for mutant in MUTANTS}
     assert sorted(musts - broken) == []
+
+
+def test_eight_mcp_mutants_reached_over_mcp() -> None:
+    """At least 8 mutants break the MCP layer and are checked over the MCP wire."""
+    over_mcp = [mutant for mutant in MUTANTS if mutant.via == "mcp"]
+    assert len(over_mcp) >= 8
+    assert all(mutant.requirement.startswith("MCP-") and mutant.driver for mutant in over_mcp)
 
 
 def test_every_section_and_invariant_is_covered() -> None:
@@ -67,7 +74,7 @@ def test_every_section_and_invariant_is_covered() -> None:
 
 def test_a_third_run_through_the_driver() -> None:
     """At least a third of the self-test's mutants go through the subprocess path."""
-    through_driver = [mutant for mutant in MUTANTS if mutant.via == "driver"]
+    through_driver = [mutant for mutant in MUTANTS if mutant.via in ("driver", "mcp")]
     assert 3 * len(through_driver) >= len(MUTANTS)
 
 

@@ -1,0 +1,527 @@
+"""The suite's host over the MCP wire: ``secref-conformance --host '<adapter>' --via mcp``.
+
+This module owns reaching a host through MCP. The adapter is started as for the subprocess path
+(driver protocol v1, which still configures, controls and observes the host) and asked for its
+MCP endpoint (capability ``mcp``); every ``invoke`` then goes through one session of the
+official MCP Python SDK client to that endpoint. When the host elicits, the check's operator
+script answers (its answer mapped to an elicitation result); every message the server sends
+during a call (the result or JSON-RPC error, progress and log notifications, elicitation
+requests) is kept, in order, for the MCP sweep and the MCP checks. The disposition comes from
+the result's ``_meta`` key the adapter names, or else from the ledger (decisions R9.8). It must
+never print a canary, and never answer an elicitation but as the check's operator would.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AbstractContextManager, asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import pytest
+
+from conformance.host import (
+    Answer,
+    CallResult,
+    HostConfig,
+    HostInfo,
+    Observation,
+    OperatorScript,
+)
+from conformance.hosts import HostSelectionError
+from conformance.hosts.subprocess import SubprocessHost
+
+#: The pseudo-capability an MCP-path host adds to the adapter's, so checks can tell the path.
+VIA_MCP: Final = "via.mcp"
+
+#: The skip reason of a call whose argument text MCP cannot carry (decisions R9.2, S1).
+NOT_CARRIED: Final = (
+    "not applicable: over MCP, params.arguments is a JSON object of unique keys in valid "
+    "Unicode, and this check's argument text is not one (decisions R9.2)"
+)
+
+#: Seconds a call over MCP may take beyond the host's approval and execution timeouts: the
+#: HTTP round trips and one elicitation round trip, generously.
+CALL_MARGIN_S: Final = 30.0
+
+#: What an elicited answer maps to in the reference host's form; other hosts' forms are read
+#: by :func:`elicit_content`.
+DECISION_WORDS: Final = {
+    Answer.APPROVE: ("approve", "allow", "yes", "accept"),
+    Answer.ALWAYS_ALLOW: ("always_allow", "always"),
+    Answer.TRUST_PROVIDER: ("trust_provider", "provider"),
+    Answer.TRUST_SESSION: ("trust_session", "session"),
+}
+
+
+@dataclass(slots=True)
+class McpCall:
+    """What the agent sent and everything the server sent back for one call, in order.
+
+    Attributes:
+        tool: The tool named.
+        arguments: ``params.arguments`` as sent.
+        messages: ``(kind, payload)`` pairs: ``result``, ``error`` (a JSON-RPC error: code,
+            message, data), ``progress`` (the notification's params), ``log`` (a
+            ``notifications/message``'s params) and ``elicitation`` (the request's params).
+    """
+
+    tool: str
+    arguments: Mapping[str, Any]
+    messages: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    meta: Mapping[str, Any] | None = None
+    reply: Mapping[str, Any] | None = None
+
+
+class _Unanswered:
+    """Set when the call that elicited ends: an operator that never answers waits for it."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+
+
+def parse_arguments(args: str) -> dict[str, Any] | None:
+    """Return ``args`` as a JSON object MCP can carry, or ``None`` when it cannot.
+
+    MCP's ``params.arguments`` is an object; duplicate keys would be merged and a lone
+    surrogate cannot be encoded, so such texts are not carried (decisions R9.2).
+    """
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [key for key, _ in pairs]
+        if len(set(keys)) != len(keys):
+            raise ValueError("duplicate key")
+        return dict(pairs)
+
+    def no_constant(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+
+    try:
+        value = json.loads(args, object_pairs_hook=unique, parse_constant=no_constant)
+        # allow_nan=False also refuses a number too large for a double (1E400 reads as inf).
+        json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except (ValueError, UnicodeEncodeError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def elicit_content(schema: Mapping[str, Any], answer: Answer) -> dict[str, Any] | None:
+    """Return the form content that says ``answer``, or ``None`` to decline.
+
+    The form's first string property with an ``enum`` takes the option naming the answer
+    (``approve``, ``always_allow``...); a first boolean property takes ``true`` for any
+    approving answer. Deny, and an answer the form cannot say, decline.
+    """
+    words = DECISION_WORDS.get(answer)
+    if words is None:
+        return None
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return None
+    for name, spec in properties.items():
+        if not isinstance(spec, dict):
+            continue
+        options = spec.get("enum")
+        if spec.get("type") == "string" and isinstance(options, list):
+            for word in words:
+                for option in options:
+                    if isinstance(option, str) and option.lower() == word:
+                        return {name: option}
+            return None
+        if spec.get("type") == "boolean":
+            return {name: True}
+    return None
+
+
+class McpHost:
+    """A host reached through its adapter for set-up and observation, and through MCP for calls.
+
+    Args:
+        command: The adapter's command line.
+        driver_options: Keyword arguments for :class:`SubprocessHost`.
+
+    Raises:
+        HostSelectionError: The MCP SDK is missing, or the adapter announces no MCP endpoint.
+    """
+
+    def __init__(self, command: str | Sequence[str], **driver_options: Any) -> None:
+        try:
+            import mcp  # noqa: F401
+        except ImportError as error:
+            raise HostSelectionError(
+                "--via mcp needs the MCP SDK: pip install 'secref-suite[mcp]'"
+            ) from error
+        self.driver = SubprocessHost(command, want_mcp=True, **driver_options)
+        endpoint = self.driver.mcp_endpoint
+        if "mcp" not in self.driver.info().capabilities or endpoint is None:
+            self.driver.close()
+            raise HostSelectionError(
+                "the adapter announces no MCP endpoint (capability mcp, docs/driver-protocol.md)"
+            )
+        self._config = HostConfig()
+        self._lock = threading.Lock()
+        self._calls: list[McpCall] = []
+        self._in_flight: list[tuple[McpCall, OperatorScript | None, _Unanswered]] = []
+        self._prompted = 0
+        self.log_messages: list[dict[str, Any]] = []
+        self.listings: list[dict[str, Any]] = []
+        #: The MCP surfaces the last sweep searched (decisions S1.3).
+        self.searched: tuple[str, ...] = ()
+        self._portal_cm: AbstractContextManager[Any] | None = None
+        self._portal: Any = None
+        self._session_cm: AbstractContextManager[Any] | None = None
+        self._session: Any = None
+        self._url = ""
+
+    # --- the MCP session -----------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _open(self, url: str) -> AsyncIterator[Any]:
+        from mcp import ClientSession
+        from mcp.client.streamable_http import streamable_http_client
+
+        async with (
+            streamable_http_client(url) as (read, write),
+            ClientSession(
+                read,
+                write,
+                elicitation_callback=self._elicit,
+                message_handler=self._message,
+            ) as session,
+        ):
+            await session.initialize()
+            yield session
+
+    def _live_session(self) -> Any:
+        endpoint = self.driver.mcp_endpoint or {}
+        url = str(endpoint.get("url", ""))
+        if self._session is not None and url == self._url:
+            return self._session
+        self._close_session()
+        if self._portal is None:
+            import anyio.from_thread
+
+            self._portal_cm = anyio.from_thread.start_blocking_portal()
+            self._portal = self._portal_cm.__enter__()
+        self._session_cm = self._portal.wrap_async_context_manager(self._open(url))
+        self._session = self._session_cm.__enter__()
+        self._url = url
+        return self._session
+
+    def _close_session(self) -> None:
+        if self._session_cm is not None:
+            # A broken session is being dropped anyway.
+            with contextlib.suppress(Exception):
+                self._session_cm.__exit__(None, None, None)
+        self._session_cm = None
+        self._session = None
+
+    async def _message(self, message: Any) -> None:
+        import mcp_types as types
+
+        if isinstance(message, types.LoggingMessageNotification):
+            payload = message.params.model_dump(by_alias=True, mode="json", exclude_none=True)
+            with self._lock:
+                self.log_messages.append(payload)
+                for call, _operator, _ in self._in_flight:
+                    call.messages.append(("log", payload))
+
+    async def _elicit(self, context: Any, params: Any) -> Any:
+        import anyio.to_thread
+        import mcp_types as types
+
+        payload = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+        with self._lock:
+            flight = next(iter(self._in_flight), None)
+            for call, _operator, _ in self._in_flight:
+                call.messages.append(("elicitation", payload))
+        if flight is None:
+            return types.ElicitResult(action="decline")
+        call, operator, unanswered = flight
+        if call.reply is not None:
+            return types.ElicitResult.model_validate(dict(call.reply))
+        answer = await anyio.to_thread.run_sync(self._operator_answer, call.tool, operator)
+        if answer is Answer.NONE:
+            await anyio.to_thread.run_sync(unanswered.done.wait, self._call_limit())
+            return types.ElicitResult(action="cancel")
+        content = elicit_content(payload.get("requestedSchema", {}), answer)
+        if content is None:
+            return types.ElicitResult(action="decline")
+        return types.ElicitResult(action="accept", content=content)
+
+    def _operator_answer(self, tool: str, operator: OperatorScript | None) -> Answer:
+        if operator is None:
+            return Answer.APPROVE
+        requests = list(self.driver.observe().approval_requests)
+        with self._lock:
+            fresh = requests[self._prompted :]
+            self._prompted = len(requests)
+        request = next((item for item in reversed(fresh) if item.get("tool") == tool), None)
+        if request is None:
+            request = fresh[-1] if fresh else {"tool": tool}
+        try:
+            return operator(request, self.driver.control())
+        except Exception:  # an operator that fails has not approved
+            return Answer.DENY
+
+    def _call_limit(self) -> float:
+        config = self._config
+        return config.approval_timeout_s + config.execution_timeout_s + CALL_MARGIN_S
+
+    async def _call(self, call: McpCall, session: Any) -> None:
+        from mcp.shared.exceptions import MCPError
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            payload: dict[str, Any] = {"progress": value}
+            if total is not None:
+                payload["total"] = total
+            if message is not None:
+                payload["message"] = message
+            with self._lock:
+                call.messages.append(("progress", payload))
+
+        try:
+            result = await session.call_tool(
+                call.tool,
+                dict(call.arguments),
+                read_timeout_seconds=self._call_limit(),
+                progress_callback=progress,
+                meta=dict(call.meta) if call.meta is not None else None,
+            )
+        except MCPError as error:
+            data = error.error.model_dump(by_alias=True, mode="json", exclude_none=True)
+            with self._lock:
+                call.messages.append(("error", data))
+            return
+        payload = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        with self._lock:
+            call.messages.append(("result", payload))
+
+    # --- HostUnderTest -------------------------------------------------------------------------
+
+    def info(self) -> HostInfo:
+        """Return the adapter's description, with :data:`VIA_MCP` added."""
+        info = self.driver.info()
+        return HostInfo(info.name, info.version, info.language, info.capabilities | {VIA_MCP})
+
+    def reset(self, config: HostConfig) -> None:
+        """Configure through the driver, and forget the calls of the last configuration."""
+        self.driver.reset(config)
+        self._config = config
+        with self._lock:
+            self._calls.clear()
+            self.log_messages.clear()
+            self.listings.clear()
+            self._prompted = len(self.driver.observe().approval_requests)
+
+    def invoke(self, tool: str, args: str, operator: OperatorScript | None = None) -> CallResult:
+        """Run one call through the MCP client and wait for it.
+
+        Raises:
+            pytest.skip.Exception: The argument text cannot travel in ``params.arguments``.
+        """
+        arguments = parse_arguments(args)
+        if arguments is None:
+            pytest.skip(NOT_CARRIED)
+        call, ledger_before = self.call(McpCall(tool, arguments), operator)
+        return self._result_of(call, ledger_before)
+
+    def call(
+        self, call: McpCall, operator: OperatorScript | None = None, *, elicit: bool = True
+    ) -> tuple[McpCall, int]:
+        """Send one prepared call (``_meta``, a fixed elicitation reply) and keep its messages.
+
+        Args:
+            call: The call; ``call.reply``, when set, answers any elicitation as it is.
+            operator: Answers any elicitation when ``call.reply`` is not set.
+            elicit: ``False`` sends the call from a fresh session that declares no elicitation.
+
+        Returns:
+            The call with its messages, and the ledger's line count before it (or -1).
+        """
+        session = self._live_session()
+        ledger_before = self._ledger_count()
+        unanswered = _Unanswered()
+        with self._lock:
+            self._calls.append(call)
+            self._in_flight.append((call, operator, unanswered))
+        try:
+            if elicit:
+                self._portal.call(self._call, call, session)
+            else:
+                self._portal.call(self._call_without_elicitation, call)
+        finally:
+            unanswered.done.set()
+            with self._lock:
+                self._in_flight = [item for item in self._in_flight if item[0] is not call]
+        return call, ledger_before
+
+    async def _call_without_elicitation(self, call: McpCall) -> None:
+        import mcp_types as types
+        from mcp import ClientSession
+        from mcp.client.streamable_http import streamable_http_client
+
+        async def unsolicited(context: Any, params: Any) -> Any:
+            # Reached only if the server elicits from a client that did not declare it.
+            payload = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+            with self._lock:
+                call.messages.append(("elicitation", {**payload, "unsolicited": True}))
+            return types.ElicitResult(action="decline")
+
+        async with (
+            streamable_http_client(self._url) as (read, write),
+            ClientSession(read, write, message_handler=self._message) as session,
+        ):
+            await session.initialize()
+            # Set after the handshake, so the capability is not declared but a request is seen.
+            session._elicitation_callback = unsolicited
+            await self._call(call, session)
+
+    def result_of(self, call: McpCall, ledger_before: int) -> CallResult:
+        """Return what the agent read from ``call``, as the other paths report it."""
+        return self._result_of(call, ledger_before)
+
+    def start(self, tool: str, args: str, operator: OperatorScript | None = None) -> _McpPending:
+        """Start one call on a thread of its own and return at once."""
+        return _McpPending(self, tool, args, operator)
+
+    def observe(self) -> Observation:
+        """Return the adapter's observation."""
+        return self.driver.observe()
+
+    def control(self) -> Any:
+        """Return the operator's control surface, through the driver."""
+        return self.driver.control()
+
+    def list_tools(self) -> dict[str, Any]:
+        """Send ``tools/list`` and return (and keep) the result as sent."""
+        session = self._live_session()
+
+        async def listing() -> dict[str, Any]:
+            result = await session.list_tools()
+            dumped: dict[str, Any] = result.model_dump(
+                by_alias=True, mode="json", exclude_none=True
+            )
+            return dumped
+
+        payload: dict[str, Any] = self._portal.call(listing)
+        with self._lock:
+            self.listings.append(payload)
+        return payload
+
+    def mcp_sweep(self, detector: Any, sweep: Any, scrubbing: bool) -> None:
+        """Search every MCP message since the last reset and add what it finds to ``sweep``.
+
+        Args:
+            detector: A :class:`conformance.canary.Detector` for the configuration's values.
+            sweep: The check's :class:`conformance.canary.Sweep`, extended in place.
+            scrubbing: Whether result scrubbing was on.
+        """
+        from conformance.mcp_sweep import merge, sweep_mcp
+
+        with self._lock:
+            calls = tuple(self._calls)
+            logs = tuple(self.log_messages)
+            listings = tuple(self.listings)
+        found = sweep_mcp(detector, calls, logs, listings, scrubbing=scrubbing)
+        self.searched = tuple(found.searched)
+        merge(sweep, found)
+
+    def calls(self) -> tuple[McpCall, ...]:
+        """Return every call since the last reset, with what the server sent for each."""
+        with self._lock:
+            return tuple(self._calls)
+
+    def close(self) -> None:
+        """Close the MCP session, then the adapter."""
+        self._close_session()
+        if self._portal_cm is not None:
+            self._portal_cm.__exit__(None, None, None)
+            self._portal_cm = None
+            self._portal = None
+        self.driver.close()
+
+    # --- reading a call back -------------------------------------------------------------------
+
+    def _ledger_count(self) -> int:
+        endpoint = self.driver.mcp_endpoint or {}
+        if endpoint.get("dispositionMeta"):
+            return -1
+        return len(self.driver.observe().ledger_bytes.splitlines())
+
+    def _result_of(self, call: McpCall, ledger_before: int) -> CallResult:
+        endpoint = self.driver.mcp_endpoint or {}
+        key = endpoint.get("dispositionMeta")
+        final = next(
+            (payload for kind, payload in reversed(call.messages) if kind in ("result", "error")),
+            None,
+        )
+        disposition = ""
+        if final is None:
+            return CallResult("UNKNOWN", "", True)
+        if "code" in final and "content" not in final:
+            text = str(final.get("message", ""))
+            is_error = True
+        else:
+            texts = [
+                str(item.get("text", ""))
+                for item in final.get("content", ())
+                if isinstance(item, dict) and item.get("type") == "text"
+            ]
+            is_error = bool(final.get("isError", False))
+            # A refusal's message is the first text item (decisions R9.5).
+            text = texts[0] if is_error and texts else "\n".join(texts)
+            meta = final.get("_meta")
+            if isinstance(key, str) and isinstance(meta, dict) and key in meta:
+                disposition = str(meta[key])
+        if not disposition:
+            disposition = self._ledger_disposition(ledger_before)
+        return CallResult(disposition, text, is_error)
+
+    def _ledger_disposition(self, before: int) -> str:
+        lines = self.driver.observe().ledger_bytes.splitlines()
+        for line in reversed(lines[max(before, 0) :]):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and "approvalDisposition" in record:
+                return str(record["approvalDisposition"])
+        return "UNKNOWN"
+
+
+class _McpPending:
+    """A call over MCP running on its own thread."""
+
+    def __init__(
+        self, host: McpHost, tool: str, args: str, operator: OperatorScript | None
+    ) -> None:
+        self._outcome: CallResult | BaseException | None = None
+        self._done = threading.Event()
+
+        def run() -> None:
+            try:
+                self._outcome = host.invoke(tool, args, operator)
+            except BaseException as error:  # handed to the waiting check
+                self._outcome = error
+            finally:
+                self._done.set()
+
+        threading.Thread(target=run, name="mcp-call", daemon=True).start()
+
+    def result(self, timeout: float) -> CallResult:
+        """Wait for the call's result.
+
+        Raises:
+            TimeoutError: The call did not end within ``timeout`` seconds.
+        """
+        if not self._done.wait(timeout):
+            raise TimeoutError("the call over MCP did not end in time")
+        outcome = self._outcome
+        if isinstance(outcome, BaseException):
+            raise outcome
+        assert outcome is not None
+        return outcome

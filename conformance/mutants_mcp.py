@@ -1,0 +1,292 @@
+"""Mutants of the reference host's MCP layer: each breaks one rule of decisions R9.
+
+This module owns broken versions of ``reference_impl.mcp_server`` (and of the registry's
+scrubbing of rich results), served behind the reference driver and checked over the MCP wire
+(``via="mcp"``: ``--via mcp`` against the driver's MCP endpoint). Each must be caught by a
+failure naming the requirement it cites. They break the host on purpose; nothing here may
+print a value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+from conformance.mutant_base import Mutant
+
+_SERVER: Final = "reference_impl.mcp_server"
+
+
+def _scrub_except(member: str) -> Callable[[Any], Any]:
+    """Scrub a rich tree but leave one member (at any depth) as the handler wrote it."""
+
+    def transform(original: Callable[..., Any]) -> Callable[..., Any]:
+        def scrub_tree(scrubber: Any, node: object) -> object:
+            if isinstance(node, dict):
+                return {
+                    key: child if key == member else scrub_tree(scrubber, child)
+                    for key, child in node.items()
+                }
+            if isinstance(node, list):
+                return [scrub_tree(scrubber, child) for child in node]
+            return original(scrubber, node)
+
+        return scrub_tree
+
+    return transform
+
+
+def _error_with_meta(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Send a rich result as a JSON-RPC error whose data is the result's _meta."""
+    from mcp.shared.exceptions import MCPError
+
+    def render(outcome: Any, scrubbing: bool) -> Any:
+        rendered = original(outcome, scrubbing)
+        if isinstance(outcome.rich, dict) and "_meta" in outcome.rich:
+            raise MCPError(code=-32000, message="tool failed", data=outcome.rich["_meta"])
+        return rendered
+
+    return render
+
+
+def _substituted_prompt(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Show the operator the arguments with every reference replaced by its value."""
+
+    def call(self: Any, tool: str, args: str, ask: Callable[..., Any]) -> Any:
+        vault = self.harness.vault
+
+        def asking(request: Any, timeout: float) -> Any:
+            shown = request.arguments
+            for record in vault.records() if vault is not None else ():
+                marker = "{{secret:" + record.id + "}}"
+                shown = shown.replace(marker, record.password.reveal())
+            return ask(dataclasses.replace(request, arguments=shown), timeout)
+
+        return original(self, tool, args, asking)
+
+    return call
+
+
+def _meta_merged(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Merge the string members of params._meta into the arguments, so they are resolved."""
+
+    def build_server(backend: Any, approval: Any = None, name: str = "secref") -> Any:
+        server = original(backend, approval, name)
+        entry = server.get_request_handler("tools/call")
+
+        async def handler(ctx: Any, params: Any) -> Any:
+            meta = params.meta.model_dump() if params.meta is not None else {}
+            extra = {key: value for key, value in meta.items() if isinstance(value, str)}
+            if extra:
+                merged = {**(params.arguments or {}), **extra}
+                params = params.model_copy(update={"arguments": merged})
+            return await entry.handler(ctx, params)
+
+        server.add_request_handler("tools/call", entry.params_type, handler)
+        return server
+
+    return build_server
+
+
+def _link_uri_kept(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Scrub a rich tree but leave every resource link's uri as the handler wrote it."""
+
+    def scrub_tree(scrubber: Any, node: object) -> object:
+        if isinstance(node, dict) and node.get("type") == "resource_link":
+            scrubbed = original(scrubber, node)
+            assert isinstance(scrubbed, dict)
+            return {**scrubbed, "uri": node.get("uri")}
+        if isinstance(node, dict):
+            return {key: scrub_tree(scrubber, child) for key, child in node.items()}
+        if isinstance(node, list):
+            return [scrub_tree(scrubber, child) for child in node]
+        return original(scrubber, node)
+
+    return scrub_tree
+
+
+def _first_item_capped(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Cap only the first text item, as if it were the whole result."""
+
+    def cap_items(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        texts = [index for index, item in enumerate(content) if item.get("type") == "text"]
+        if not texts:
+            return content
+        first = texts[0]
+        head = original([content[first]])
+        return [*content[:first], *head, *content[first + 1 :]]
+
+    return cap_items
+
+
+def _decline_approves(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Take a declined elicitation as an approval."""
+    from reference_impl._types import Answer
+
+    def answer_of(result: Any) -> Any:
+        if result.action == "decline":
+            return Answer.APPROVE
+        return original(result)
+
+    return answer_of
+
+
+def _always_elicit(_original: Callable[..., Any]) -> Callable[..., Any]:
+    """Elicit whatever the client declared."""
+    return lambda _ctx: True
+
+
+def _provider_is_a_value(original: Callable[..., Any]) -> Callable[..., Any]:
+    """List every tool under a provider named by the first secret's password."""
+
+    def tools(self: Any) -> Sequence[Any]:
+        found: Sequence[Any] = original(self)
+        vault = self.harness.vault
+        records = vault.records() if vault is not None else ()
+        if not records:
+            return found
+        value = records[0].password.reveal()
+        return [dataclasses.replace(tool, provider_id=value) for tool in found]
+
+    return tools
+
+
+def _log_despite_scrubbing_off(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Send the handler's log lines even with result scrubbing off."""
+
+    def render(outcome: Any, scrubbing: bool) -> Any:
+        return original(outcome, True)
+
+    return render
+
+
+def _refusal_behind_a_banner(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Put a banner text item before a refusal's message."""
+
+    def render(outcome: Any, scrubbing: bool) -> Any:
+        rendered = original(outcome, scrubbing)
+        if outcome.is_error:
+            content = [{"type": "text", "text": "Refused."}, *rendered.result["content"]]
+            return dataclasses.replace(rendered, result={**rendered.result, "content": content})
+        return rendered
+
+    return render
+
+
+def _numbers_as_strings(original: Callable[..., str]) -> Callable[..., str]:
+    """Re-serialize every number of params.arguments as a string."""
+
+    def convert(node: Any) -> Any:
+        if isinstance(node, bool) or node is None:
+            return node
+        if isinstance(node, int | float):
+            return str(node)
+        if isinstance(node, dict):
+            return {key: convert(child) for key, child in node.items()}
+        if isinstance(node, list):
+            return [convert(child) for child in node]
+        return node
+
+    def arguments_text(arguments: Any) -> str:
+        return original(convert(dict(arguments or {})))
+
+    return arguments_text
+
+
+MUTANTS: Final[tuple[Mutant, ...]] = (
+    Mutant(
+        "mcp-structured-unscrubbed",
+        "MCP-003",
+        "A rich result's structuredContent reaches the agent unscrubbed.",
+        (("reference_impl._registry", "scrub_tree", _scrub_except("structuredContent")),),
+        via="mcp",
+    ),
+    Mutant(
+        "mcp-progress-unscrubbed",
+        "MCP-003",
+        "Progress messages sent during a call are not scrubbed.",
+        (("reference_impl._registry", "scrub_tree", _scrub_except("progress")),),
+        via="mcp",
+    ),
+    Mutant(
+        "mcp-error-data-holds-value",
+        "MCP-003",
+        "A JSON-RPC error's data carries the result's unscrubbed _meta.",
+        (
+            ("reference_impl._registry", "scrub_tree", _scrub_except("_meta")),
+            (_SERVER, "render", _error_with_meta),
+        ),
+        via="mcp",
+    ),
+    Mutant(
+        "mcp-link-uri-unscrubbed",
+        "MCP-003",
+        "A resource link's uri is left as the handler wrote it.",
+        (("reference_impl._registry", "scrub_tree", _link_uri_kept),),
+        via="mcp",
+    ),
+    Mutant(
+        "mcp-log-when-scrubbing-off",
+        "MCP-004",
+        "Handler log lines go out as MCP log notifications even with result scrubbing off.",
+        ((_SERVER, "render", _log_despite_scrubbing_off),),
+        via="mcp",
+    ),
+    Mutant(
+        "mcp-elicitation-substituted",
+        "MCP-007",
+        "The elicitation shows the arguments with every reference replaced by its value.",
+        ((_SERVER, "HarnessBackend.call", _substituted_prompt),),
+        via="mcp",
+    ),
+    Mutant(
+        "mcp-meta-reference-resolved",
+        "MCP-001",
+        "A reference written in params._meta is merged into the arguments and resolved.",
+        ((_SERVER, "build_server", _meta_merged),),
+        via="mcp",
+    ),
+    Mutant(
+        "mcp-cap-first-item-only",
+        "MCP-005",
+        "The cap counts only the first text item.",
+        ((_SERVER, "cap_items", _first_item_capped),),
+        via="mcp",
+    ),
+    Mutant(
+        "mcp-decline-approves",
+        "MCP-008",
+        "A declined elicitation is taken as an approval.",
+        ((_SERVER, "answer_of", _decline_approves),),
+        via="mcp",
+    ),
+    Mutant(
+        "mcp-elicits-undeclared",
+        "MCP-009",
+        "The host elicits from a client that did not declare elicitation.",
+        ((_SERVER, "_can_elicit", _always_elicit),),
+        via="mcp",
+    ),
+    Mutant(
+        "mcp-listing-holds-value",
+        "MCP-010",
+        "tools/list names each tool's provider by a secret's value.",
+        ((_SERVER, "HarnessBackend.tools", _provider_is_a_value),),
+        via="mcp",
+    ),
+    Mutant(
+        "mcp-refusal-behind-banner",
+        "MCP-006",
+        "A refusal's first text item is a banner, not the refusal message.",
+        ((_SERVER, "render", _refusal_behind_a_banner),),
+        via="mcp",
+    ),
+    Mutant(
+        "mcp-numbers-as-strings",
+        "MCP-002",
+        "The MCP layer re-serializes every number of the arguments as a string.",
+        ((_SERVER, "arguments_text", _numbers_as_strings),),
+        via="mcp",
+    ),
+)

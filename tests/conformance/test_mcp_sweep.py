@@ -1,0 +1,132 @@
+"""The MCP sweep and the MCP host's helpers, on hand-made messages (no server needed)."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+
+from conformance.canary import Detector, Guarded, Surface, required_forms
+from conformance.host import Answer
+from conformance.hosts.mcp import McpCall, elicit_content, parse_arguments
+from conformance.mcp_sweep import sweep_mcp
+
+VALUE = 'canary "mcp" sweep/value+1'
+USERNAME = "canary-username-42"
+
+
+def _detector() -> Detector:
+    return Detector((Guarded("s.password", VALUE), Guarded("s.username", USERNAME, True)))
+
+
+def _result(**members: Any) -> dict[str, Any]:
+    return {"content": [], "isError": False, **members}
+
+
+SURFACES: dict[str, tuple[str, dict[str, Any]]] = {
+    "text": ("result", _result(content=[{"type": "text", "text": VALUE}])),
+    "embedded": (
+        "result",
+        _result(content=[{"type": "resource", "resource": {"uri": "x:y", "text": VALUE}}]),
+    ),
+    "link-uri": (
+        "result",
+        _result(content=[{"type": "resource_link", "uri": "x:" + VALUE, "name": "n"}]),
+    ),
+    "link-title": (
+        "result",
+        _result(content=[{"type": "resource_link", "uri": "x:y", "name": "n", "title": VALUE}]),
+    ),
+    "structured-deep": ("result", _result(structuredContent={"a": [{"b": VALUE}]})),
+    "structured-key": ("result", _result(structuredContent={VALUE: 1})),
+    "meta": ("result", _result(_meta={"k": VALUE})),
+    "error-message": ("error", {"code": -1, "message": "failed: " + VALUE}),
+    "error-data": ("error", {"code": -1, "message": "failed", "data": {"v": [VALUE]}}),
+    "progress": ("progress", {"progress": 1, "message": VALUE}),
+}
+
+
+@pytest.mark.req("MCP-003")
+@pytest.mark.parametrize("name", list(SURFACES))
+def test_each_agent_surface_is_searched(name: str) -> None:
+    kind, payload = SURFACES[name]
+    call = McpCall("t", {}, [(kind, payload)])
+    found = sweep_mcp(_detector(), [call], [], [])
+    assert found.leaks, name
+    assert all("MCP-003" in leak.requirements for leak in found.leaks)
+    assert {leak.label for leak in found.leaks} == {"s.password"}
+
+
+@pytest.mark.req("MCP-003")
+def test_every_required_form_is_found_in_a_text_item() -> None:
+    for form_name, form in required_forms(VALUE).items():
+        call = McpCall("t", {}, [("result", _result(content=[{"type": "text", "text": form}]))])
+        found = sweep_mcp(_detector(), [call], [], [])
+        assert form_name in {leak.form for leak in found.leaks}
+
+
+@pytest.mark.req("MCP-003")
+def test_scrubbed_result_and_blob_only_hardening() -> None:
+    blob = base64.b64encode(VALUE.encode()).decode()
+    payload = _result(
+        content=[
+            {"type": "text", "text": "[secret:s.password]"},
+            {"type": "resource", "resource": {"uri": "x:y", "blob": blob}},
+            {"type": "image", "data": blob, "mimeType": "image/png"},
+        ]
+    )
+    found = sweep_mcp(_detector(), [McpCall("t", {}, [("result", payload)])], [], [])
+    assert found.leaks == []
+    assert {finding.form for finding in found.hardening} == {"base64@0"}
+    assert Surface.MCP_RESULT.value in found.searched
+
+
+@pytest.mark.req("MCP-004", "SCRUB-014")
+def test_scrubbing_off_allows_results_but_never_logs() -> None:
+    call = McpCall("t", {}, [("result", _result(content=[{"type": "text", "text": VALUE}]))])
+    logs = [{"level": "info", "data": {"line": VALUE}}]
+    found = sweep_mcp(_detector(), [call], logs, [], scrubbing=False)
+    assert [leak.surface for leak in found.leaks] == [Surface.MCP_LOG]
+    assert "SCRUB-014" in found.leaks[0].requirements
+    assert "MCP-004" in found.leaks[0].requirements
+
+
+@pytest.mark.req("MCP-007", "MCP-010")
+def test_elicitation_allows_the_username_in_its_message_only() -> None:
+    asked = {"message": f"Secret: site ({USERNAME}) - password", "requestedSchema": {}}
+    call = McpCall("t", {}, [("elicitation", asked)])
+    assert sweep_mcp(_detector(), [call], [], []).leaks == []
+    leaky = {"message": "m", "requestedSchema": {"title": USERNAME}}
+    found = sweep_mcp(_detector(), [McpCall("t", {}, [("elicitation", leaky)])], [], [])
+    assert [leak.requirements for leak in found.leaks] == [("INV1", "MCP-007")]
+    listing = {"tools": [{"name": "t", "description": VALUE}]}
+    found = sweep_mcp(_detector(), [], [], [listing])
+    assert "MCP-010" in found.leaks[0].requirements
+
+
+@pytest.mark.req("MCP-002")
+@pytest.mark.parametrize(
+    ("text", "carried"),
+    [
+        ('{"a": 1}', True),
+        ("[1]", False),
+        ('{"a": 1, "a": 2}', False),
+        ('{"n": NaN}', False),
+        ('{"n": 1E400}', False),
+        ('{"s": "\\ud800"}', False),
+        ("{bad", False),
+    ],
+)
+def test_arguments_mcp_can_carry(text: str, carried: bool) -> None:
+    assert (parse_arguments(text) is not None) is carried
+
+
+@pytest.mark.req("MCP-008")
+def test_answers_map_onto_the_form() -> None:
+    form = {"properties": {"decision": {"type": "string", "enum": ["approve", "deny"]}}}
+    assert elicit_content(form, Answer.APPROVE) == {"decision": "approve"}
+    assert elicit_content(form, Answer.DENY) is None
+    assert elicit_content(form, Answer.TRUST_SESSION) is None
+    boolean = {"properties": {"ok": {"type": "boolean"}}}
+    assert elicit_content(boolean, Answer.APPROVE) == {"ok": True}

@@ -1,0 +1,111 @@
+"""``secref serve`` driven by a client nobody here wrote: the MCP Inspector's command-line mode.
+
+The Inspector comes from the npm registry (``@modelcontextprotocol/inspector``); ``.ci/run``
+installs it under ``.cache/inspector``. The tests look for it there, then at the path in
+``SECREF_MCP_INSPECTOR``, then on ``PATH``, and skip, saying why, where it or Node.js is absent.
+The Inspector declares no elicitation, so a call that needs approval must come back refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp", reason="the MCP SDK is not installed: pip install 'secref-suite[mcp]'")
+
+SECRET_ID = "6f1d2c3e-4b5a-4c6d-8e7f-90a1b2c3d4e5"
+REF = "{{secret:" + SECRET_ID + "}}"
+REPO = Path(__file__).resolve().parents[2]
+
+#: Seconds one Inspector run may take: it starts Node.js and then the server.
+INSPECTOR_TIMEOUT_S = 120.0
+
+
+def _inspector() -> str:
+    if shutil.which("node") is None:
+        pytest.skip("Node.js is not installed, so the MCP Inspector cannot run")
+    candidates = [
+        os.environ.get("SECREF_MCP_INSPECTOR", ""),
+        str(REPO / ".cache" / "inspector" / "node_modules" / ".bin" / "mcp-inspector"),
+        shutil.which("mcp-inspector") or "",
+    ]
+    for candidate in candidates:
+        if candidate and Path(candidate).is_file():
+            return candidate
+    pytest.skip(
+        "the MCP Inspector is not installed: npm install --prefix .cache/inspector "
+        "@modelcontextprotocol/inspector (or set SECREF_MCP_INSPECTOR)"
+    )
+
+
+def _run(tmp_path: Path, *method: str) -> tuple[dict[str, Any], str]:
+    canary = "canary-" + secrets.token_hex(12)
+    vault = {"secrets": [{"id": SECRET_ID, "website": "example.org", "password": canary}]}
+    policy = {
+        "secretReferencesEnabled": True,
+        "secretBearingCalls": "ASK",
+        "resultScrubbingEnabled": True,
+        "defaultRule": "ASK",
+        "tools": {"echo": "ALLOW"},
+    }
+    (tmp_path / "vault.json").write_text(json.dumps(vault), encoding="utf-8")
+    (tmp_path / "policy.json").write_text(json.dumps(policy), encoding="utf-8")
+    ledger = tmp_path / "ledger.jsonl"
+    done = subprocess.run(
+        [
+            _inspector(),
+            "--cli",
+            sys.executable,
+            "-m",
+            "reference_impl",
+            "serve",
+            "--vault",
+            str(tmp_path / "vault.json"),
+            "--policy",
+            str(tmp_path / "policy.json"),
+            "--ledger",
+            str(ledger),
+            *method,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=INSPECTOR_TIMEOUT_S,
+        check=False,
+        cwd=REPO,
+    )
+    assert done.returncode == 0, done.stderr[-2000:].replace(canary, "<canary>")
+    assert canary not in done.stdout + done.stderr, "the Inspector's output holds the canary"
+    if ledger.exists():
+        assert canary not in ledger.read_text(encoding="utf-8"), "the ledger holds the canary"
+    return json.loads(done.stdout), canary
+
+
+@pytest.mark.req("MCP-010")
+def test_inspector_lists_the_governed_tools(tmp_path: Path) -> None:
+    listing, _ = _run(tmp_path, "--method", "tools/list")
+    assert sorted(tool["name"] for tool in listing["tools"]) == ["echo", "sha256", "write_file"]
+
+
+@pytest.mark.req("MCP-009", "MCP-006")
+def test_inspector_calls_a_tool_and_a_reference_is_refused_without_elicitation(
+    tmp_path: Path,
+) -> None:
+    plain, _ = _run(
+        tmp_path, "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "k=plain"
+    )
+    assert plain.get("isError") is not True
+    assert "plain" in plain["content"][0]["text"]
+    refused, _ = _run(
+        tmp_path, "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "k=" + REF
+    )
+    assert refused["isError"] is True
+    assert refused["content"][0]["text"] == "The operator denied the call"
+    assert refused["_meta"]["io.secref/disposition"] == "DENIED"

@@ -1,0 +1,72 @@
+"""The reference MCP layer's pure parts: answers, rendering, the cap over text items."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("mcp", reason="the MCP SDK is not installed: pip install 'secref-suite[mcp]'")
+
+import mcp_types as types
+
+from reference_impl import RESULT_CAP_CHARS
+from reference_impl._types import Answer
+from reference_impl.mcp_server import (
+    LOG_WITHHELD,
+    Outcome,
+    answer_of,
+    cap_items,
+    parse_loopback,
+    render,
+)
+
+
+@pytest.mark.req("MCP-008")
+@pytest.mark.parametrize(
+    ("reply", "answer"),
+    [
+        (types.ElicitResult(action="accept", content={"decision": "approve"}), Answer.APPROVE),
+        (
+            types.ElicitResult(action="accept", content={"decision": "trust_session"}),
+            Answer.TRUST_SESSION,
+        ),
+        (types.ElicitResult(action="accept", content={"decision": "deny"}), Answer.DENY),
+        (types.ElicitResult(action="accept", content={"decision": True}), Answer.DENY),
+        (types.ElicitResult(action="decline"), Answer.DENY),
+        (types.ElicitResult(action="cancel"), Answer.DENY),
+    ],
+)
+def test_answer_of(reply: types.ElicitResult, answer: Answer) -> None:
+    assert answer_of(reply) is answer
+
+
+@pytest.mark.req("MCP-005")
+def test_text_items_are_capped_together() -> None:
+    content = [{"type": "text", "text": "x" * 100_000} for _ in range(3)]
+    content.insert(1, {"type": "resource_link", "uri": "x:y", "name": "n"})
+    capped = cap_items(content)
+    texts = [item["text"] for item in capped if item["type"] == "text"]
+    assert sum(len(text) for text in texts) <= RESULT_CAP_CHARS
+    assert len(texts) == 2
+    assert texts[1].endswith("characters; it had 100000]")
+    assert any(item["type"] == "resource_link" for item in capped)
+    short = [{"type": "text", "text": "ok"}]
+    assert cap_items(short) == short
+
+
+@pytest.mark.req("MCP-004", "MCP-006")
+def test_render_refusal_and_withheld_log() -> None:
+    refused = render(Outcome("DENIED", "The operator denied the call", True), True)
+    assert refused.result["content"] == [{"type": "text", "text": "The operator denied the call"}]
+    assert refused.result["isError"] is True
+    rich = {"content": [{"type": "text", "text": "a"}], "log": ["line"], "progress": ["p"]}
+    assert render(Outcome("ALLOWED", "a", False, rich), True).log == ("line",)
+    assert render(Outcome("ALLOWED", "a", False, rich), False).log == (LOG_WITHHELD,)
+
+
+@pytest.mark.req("MCP-013")
+@pytest.mark.parametrize("address", ["0.0.0.0:80", "10.0.0.1:8000", "example.com:1", "127.0.0.1"])
+def test_only_loopback_addresses(address: str) -> None:
+    with pytest.raises(ValueError, match=r"loopback|HOST:PORT"):
+        parse_loopback(address)
+    assert parse_loopback("127.0.0.1:0") == ("127.0.0.1", 0)
+    assert parse_loopback("[::1]:8080") == ("::1", 8080)
