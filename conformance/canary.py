@@ -326,6 +326,10 @@ SURFACE_REQUIREMENTS: Final = {
     Surface.PRINTED: ("INV1",),
 }
 
+#: The surfaces every host has, whatever path its calls take; the MCP surfaces exist only on
+#: the wire, where the MCP sweep searches each of them in every message (decisions R9.3).
+HOST_SURFACES: Final = frozenset(SURFACE_REQUIREMENTS)
+
 #: The capability a host announces for the suite to see each surface (decisions S1.3); ``None``
 #: for the surfaces the suite reads itself: what the agent got back, and the adapter's stderr.
 SURFACE_CAPABILITIES: Final[dict[Surface, str | None]] = {
@@ -345,7 +349,7 @@ def surfaces_judged_by(requirement: str) -> frozenset[Surface]:
     in :data:`SURFACE_REQUIREMENTS`, and SCRUB-014 about every surface but the result.
     """
     if requirement.startswith("INV1"):
-        return frozenset(Surface)
+        return HOST_SURFACES
     if requirement == "SCRUB-014":
         return frozenset((Surface.LEDGER, Surface.REQUEST, Surface.LOG, Surface.PRINTED))
     return frozenset(
@@ -558,8 +562,8 @@ class Detector:
             The leaks, the hardening forms seen, the error snippets that held a value, and
             which surfaces were searched for each call.
         """
-        shown = frozenset(Surface) if visible is None else frozenset(visible)
-        found = Sweep(unsearched=frozenset(Surface) - shown)
+        shown = HOST_SURFACES if visible is None else frozenset(visible)
+        found = Sweep(unsearched=HOST_SURFACES - shown)
         off = () if scrubbing else ("SCRUB-014",)
         afterwards = tuple(
             surface.value
