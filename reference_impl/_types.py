@@ -256,6 +256,8 @@ class CallOutcome:
         secret_refs: The reference names the call carried.
         refusal: The refusal, when the call was refused before its tool ran.
         ledger_id: The id of the ledger record written for the call, if one was.
+        ledger_error: Why the call's record could not be written, in static words naming the
+            file and the kind of failure, or ``None`` when it was (decisions R6.7).
     """
 
     disposition: Disposition
@@ -264,6 +266,7 @@ class CallOutcome:
     secret_refs: tuple[str, ...] = ()
     refusal: Refusal | None = None
     ledger_id: str | None = None
+    ledger_error: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

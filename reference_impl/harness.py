@@ -250,7 +250,8 @@ class HarnessHost:
         """Run one call in this thread; ``on_prompt`` plays the operator (approve if omitted).
 
         Returns:
-            ``{"disposition", "text", "isError"}``.
+            ``{"disposition", "text", "isError"}``, and ``ledgerError`` when the call's record
+            could not be written.
         """
         registry = self._live()
         self._local.on_prompt = on_prompt
@@ -258,11 +259,14 @@ class HarnessHost:
             outcome = registry.invoke(tool, args)
         finally:
             self._local.on_prompt = None
-        return {
+        result: dict[str, Any] = {
             "disposition": outcome.disposition.value,
             "text": outcome.text,
             "isError": outcome.is_error,
         }
+        if outcome.ledger_error is not None:
+            result["ledgerError"] = outcome.ledger_error
+        return result
 
     def control(self, op: str, params: Mapping[str, Any]) -> None:
         """Apply one operator action: the driver protocol's ``control`` request.
