@@ -90,7 +90,7 @@ def encode_record(record: LedgerRecord) -> bytes:
     return (json.dumps(record.to_json_dict(), separators=(",", ":")) + "\n").encode("ascii")
 
 
-def _code(error: OSError) -> str:
+def errno_name(error: OSError) -> str:
     """Return an error's errno name (``ENOSPC``), never its message, which may name a path."""
     if error.errno is not None and error.errno in errno.errorcode:
         return errno.errorcode[error.errno]
@@ -161,7 +161,9 @@ class JsonlLedger:
             if error.errno == errno.ENXIO:
                 # O_NONBLOCK: a FIFO nobody reads refuses the open instead of waiting.
                 raise LedgerError(error.errno, f"{what} is a FIFO, not a regular file") from None
-            raise LedgerError(error.errno, f"{what} cannot be opened ({_code(error)})") from None
+            raise LedgerError(
+                error.errno, f"{what} cannot be opened ({errno_name(error)})"
+            ) from None
         try:
             status = os.fstat(descriptor)
             if not stat.S_ISREG(status.st_mode):
@@ -179,7 +181,9 @@ class JsonlLedger:
             raise
         except OSError as error:
             os.close(descriptor)
-            raise LedgerError(error.errno, f"{what} cannot be checked ({_code(error)})") from None
+            raise LedgerError(
+                error.errno, f"{what} cannot be checked ({errno_name(error)})"
+            ) from None
         self._descriptor = descriptor
         self._release = weakref.finalize(self, os.close, descriptor)
         return descriptor
@@ -207,7 +211,8 @@ class JsonlLedger:
                 self._close_locked()
                 if not isinstance(error, LedgerError):
                     error = LedgerError(
-                        error.errno, f"the ledger {self.path} could not be written ({_code(error)})"
+                        error.errno,
+                        f"the ledger {self.path} could not be written ({errno_name(error)})",
                     )
                 self.failure = str(error)
                 raise error from None
@@ -318,7 +323,11 @@ def read_ledger(path: str | os.PathLike[str]) -> LedgerContents:
             else:
                 problems.append(f"line {number}: torn line of {start} bytes skipped")
                 continue
-        problems.append(f"line {number}: not a ledger record ({failure})")
+        if line.startswith(RECORD_START) and failure == "JSONDecodeError":
+            # The start of a record cut short, then a newline from the next writer.
+            problems.append(f"line {number}: torn line of {len(line)} bytes skipped")
+        else:
+            problems.append(f"line {number}: not a ledger record ({failure})")
     if torn:
         problems.append(f"line {len(lines) + 1}: torn last line of {len(torn)} bytes skipped")
     return LedgerContents(tuple(records), tuple(problems))

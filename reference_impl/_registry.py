@@ -21,7 +21,7 @@ from reference_impl._arguments import ToolArguments, substitute
 from reference_impl._cap import cap
 from reference_impl._clock import Clock, SystemClock
 from reference_impl._execute import Executor, Tool
-from reference_impl._ledger import Ledger, LedgerError, MemoryLedger
+from reference_impl._ledger import Ledger, LedgerError, MemoryLedger, errno_name
 from reference_impl._limits import (
     APPROVAL_TIMEOUT_SECONDS,
     ERROR_SNIPPET_CHARS,
@@ -566,11 +566,12 @@ class Registry:
         except Exception as error:  # any failure to record is reported alike
             # An OSError's text from this package's ledger names the file and an errno only;
             # any other failure is named by its type, as its text could quote anything.
-            call.ledger_error = (
-                str(error)
-                if isinstance(error, LedgerError)
-                else f"the ledger could not be written ({type(error).__name__})"
-            )
+            if isinstance(error, LedgerError):
+                call.ledger_error = str(error)
+            elif isinstance(error, OSError):
+                call.ledger_error = f"the ledger could not be written ({errno_name(error)})"
+            else:
+                call.ledger_error = f"the ledger could not be written ({type(error).__name__})"
             self.log.warning("call %s: %s", call.id, call.ledger_error)
             return None
         return record.id

@@ -423,7 +423,7 @@ USAGE_CASES = [
     pytest.param(
         "VAULT:",
         bad_vault({"secrets": [{"id": ID_A, "website": "w", "pasword": PASSWORD_A}]}),
-        "secret 1 has the unknown member \"pasword\"",
+        'secret 1 has the unknown member "pasword"',
         id="vault-unknown-field",
     ),
     pytest.param(
