@@ -563,15 +563,13 @@ def _deep_line_raises(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _appends_onto_torn_line(original: Callable[..., Any]) -> Callable[..., Any]:
-    """Opening the ledger never looks at its last byte, so a record is glued to a torn line."""
+    """The ledger never looks at the file's last byte, so a record is glued to a torn line."""
 
     @functools.wraps(original)
-    def opened(self: Any) -> Any:
-        descriptor = original(self)
-        self._newline_first = False
-        return descriptor
+    def needs_newline(descriptor: int) -> bool:
+        return False
 
-    return opened
+    return staticmethod(needs_newline)
 
 
 def _describe_lets_base_exceptions_out(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -776,7 +774,7 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "ledger-appends-onto-torn-line",
         "LEDG-015",
         "A record appended after a torn last line is glued to it.",
-        (("reference_impl._ledger", "JsonlLedger._open_locked", _appends_onto_torn_line),),
+        (("reference_impl._ledger", "JsonlLedger._needs_newline", _appends_onto_torn_line),),
         driver=False,
     ),
     Mutant(

@@ -15,6 +15,7 @@ argument or an unscrubbed text, and its errors name the file and the kind of fai
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import os
 import stat
@@ -119,7 +120,6 @@ class JsonlLedger:
         self._lock = threading.Lock()
         self._descriptor: int | None = None
         self._release: Callable[[], object] | None = None
-        self._newline_first = False
         self.failure: str | None = None
 
     def open(self) -> None:
@@ -173,9 +173,6 @@ class JsonlLedger:
             if stat.S_IMODE(status.st_mode) & ~LEDGER_FILE_MODE:
                 # An existing file others could read is tightened before anything is written.
                 os.fchmod(descriptor, LEDGER_FILE_MODE)
-            self._newline_first = (
-                status.st_size > 0 and os.pread(descriptor, 1, status.st_size - 1) != b"\n"
-            )
         except LedgerError:
             os.close(descriptor)
             raise
@@ -199,12 +196,18 @@ class JsonlLedger:
         with self._lock:
             try:
                 descriptor = self._open_locked()
-                if self._newline_first:
-                    line = b"\n" + line
-                written = 0
-                while written < len(line):
-                    written += os.write(descriptor, line[written:])
-                self._newline_first = False
+                # The lock on the file, not just the thread lock: another process's record is
+                # never between this one's look at the last byte and its write. A writer
+                # killed mid-write releases it as it dies, its torn line then being seen here.
+                fcntl.flock(descriptor, fcntl.LOCK_EX)
+                try:
+                    if self._needs_newline(descriptor):
+                        line = b"\n" + line
+                    written = 0
+                    while written < len(line):
+                        written += os.write(descriptor, line[written:])
+                finally:
+                    fcntl.flock(descriptor, fcntl.LOCK_UN)
             except OSError as error:
                 # The next open looks at the file's last byte again, so a record written
                 # after this one, by this process or another, starts on a new line.
@@ -219,6 +222,12 @@ class JsonlLedger:
             except BaseException:
                 self._close_locked()
                 raise
+
+    @staticmethod
+    def _needs_newline(descriptor: int) -> bool:
+        """Return whether the file ends in a torn line, which the next record must not extend."""
+        size = os.fstat(descriptor).st_size
+        return size > 0 and os.pread(descriptor, 1, size - 1) != b"\n"
 
     def close(self) -> None:
         """Release the file; the next record, if any, opens it again."""
