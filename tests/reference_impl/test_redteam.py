@@ -263,6 +263,30 @@ def test_cli_exits_non_zero_when_the_append_fails(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.req("LEDG-013")
+def test_driver_reports_an_unrecorded_call_as_an_error() -> None:
+    """Behind the driver, a call whose record cannot be written is answered with an error that
+    says so, never with a plain result."""
+    out, err = io.BytesIO(), io.StringIO()
+    driver = Driver(stdin=io.BytesIO(b""), stdout=out, stderr=err)
+    harness = driver._harness
+    try:
+        harness.configure(
+            {"tools": [{"name": "echo", "provider": "demo", "handler": "echo"}], "secrets": []}
+        )
+        harness.ledger_path.mkdir()  # the ledger path is now a directory
+        driver._invoke(7, "echo", "{}", lambda _request: "approve")
+    finally:
+        harness.close()
+    reply = json.loads(out.getvalue())
+    assert reply["id"] == 7
+    assert "result" not in reply
+    assert reply["error"]["code"] == "internal"
+    assert "ledger" in reply["error"]["message"]
+    assert reply["error"]["data"]["disposition"] == "POLICY_DENIED"
+    assert "a call was not recorded" in err.getvalue()
+
+
 # --- finding 4: the ledger path (R6.7) -----------------------------------------------------------
 
 
