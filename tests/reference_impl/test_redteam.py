@@ -429,6 +429,27 @@ def test_result_that_is_not_text_does_not_escape_invoke(text: object) -> None:
     assert ledger.records[0].is_error
 
 
+@pytest.mark.req("LEDG-016")
+def test_failure_inside_the_host_is_an_outcome_not_a_raise() -> None:
+    """A step of the host that fails (here the tracer, at scrub) ends the call with its result
+    withheld and one record; invoke returns normally."""
+
+    def tracer(step: str) -> None:
+        if step == "scrub":
+            raise RuntimeError("tracer broke")
+
+    ledger = MemoryLedger()
+    registry = Registry(ledger=ledger, tracer=tracer)
+    registry.register(Tool("t", "demo", lambda _arguments: "result text"))
+    registry.rules.set_yolo(True)
+    outcome = registry.invoke("t", "{}")
+    assert outcome.is_error
+    assert outcome.text.startswith("The host failed while governing the call")
+    assert outcome.disposition is Disposition.ALLOWED
+    assert len(ledger.records) == 1
+    assert outcome.ledger_id == ledger.records[0].id
+
+
 # --- finding 7: a policy member written twice (R7.2) ---------------------------------------------
 
 
