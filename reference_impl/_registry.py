@@ -109,6 +109,7 @@ class _Call:
         "disposition",
         "id",
         "ledger_error",
+        "ledger_id",
         "marked",
         "recorded",
         "refs",
@@ -129,6 +130,7 @@ class _Call:
         self.disposition: Disposition | None = None
         self.recorded = False
         self.ledger_error: str | None = None
+        self.ledger_id: str | None = None
 
     def sanitized_args(self) -> str:
         if self.sanitized is None:
@@ -389,7 +391,7 @@ class Registry:
         disposition = (
             call.disposition if call.disposition is not None else Disposition.POLICY_DENIED
         )
-        ledger_id = None
+        ledger_id = call.ledger_id
         if not call.recorded:
             try:
                 ledger_id = self._record(call, disposition, True, INTERNAL_FAILURE_MESSAGE)
@@ -574,6 +576,7 @@ class Registry:
                 call.ledger_error = f"the ledger could not be written ({type(error).__name__})"
             self.log.warning("call %s: %s", call.id, call.ledger_error)
             return None
+        call.ledger_id = record.id
         return record.id
 
 

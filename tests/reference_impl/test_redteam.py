@@ -450,6 +450,29 @@ def test_failure_inside_the_host_is_an_outcome_not_a_raise() -> None:
     assert outcome.ledger_id == ledger.records[0].id
 
 
+@pytest.mark.req("LEDG-016")
+def test_failure_after_the_record_keeps_its_id() -> None:
+    """A host failure after the record was written (here the log, as the call ends) keeps that
+    record's id and writes no second one."""
+    ledger = MemoryLedger()
+    registry = Registry(ledger=ledger)
+    registry.register(Tool("t", "demo", lambda _arguments: "result text"))
+    registry.rules.set_yolo(True)
+    broken = logging.Logger("broken-info", logging.INFO)
+
+    class _Raise(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "characters returned" in record.getMessage():
+                raise RuntimeError("the log broke")
+
+    broken.addHandler(_Raise())
+    registry.log = broken
+    outcome = registry.invoke("t", "{}")
+    assert len(ledger.records) == 1
+    assert outcome.is_error
+    assert outcome.ledger_id == ledger.records[0].id
+
+
 # --- finding 7: a policy member written twice (R7.2) ---------------------------------------------
 
 
