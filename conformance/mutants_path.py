@@ -789,6 +789,78 @@ def _string_accessor_stringifies(original: Callable[..., Any]) -> Callable[..., 
     return string
 
 
+# --- the reference host under faults and hostile input ------------------------------------------
+
+
+def _follows_symlinks(original: int) -> int:
+    """The ledger opens its path with no O_NOFOLLOW, so a symbolic link there is followed."""
+    return original & ~os.O_NOFOLLOW
+
+
+def _failure_never_refuses(original: Callable[..., Any]) -> Callable[..., Any]:
+    """The registry never asks whether the ledger can take a record: every call runs."""
+
+    @functools.wraps(original)
+    def fault(self: Any) -> Any:
+        return None
+
+    return fault
+
+
+def _deep_line_raises(original: Callable[..., Any]) -> Callable[..., Any]:
+    """The ledger reader decodes a line without catching the decoder's RecursionError."""
+    from reference_impl import _ledger
+
+    @functools.wraps(original)
+    def decode(line: bytes) -> Any:
+        decoded = json.loads(line)
+        if not isinstance(decoded, dict):
+            raise TypeError("not an object")
+        return _ledger.decode_record(decoded)
+
+    return decode
+
+
+def _appends_onto_torn_line(original: Callable[..., Any]) -> Callable[..., Any]:
+    """The ledger never looks at the file's last byte, so a record is glued to a torn line."""
+
+    @functools.wraps(original)
+    def needs_newline(descriptor: int) -> bool:
+        return False
+
+    return staticmethod(needs_newline)
+
+
+def _describe_lets_base_exceptions_out(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Formatting a handler's exception catches Exception only, as it once did."""
+
+    @functools.wraps(original)
+    def describe(error: BaseException | None) -> str:
+        try:
+            return str(error)
+        except Exception:
+            return type(error).__name__
+
+    return describe
+
+
+def _last_member_wins(original: Callable[..., Any]) -> Callable[..., Any]:
+    """JSON objects in the host's files keep the last of two members of one name."""
+    return dict
+
+
+def _files_unbounded(original: int) -> int:
+    """The host reads a file of any size."""
+    return 1 << 62
+
+
+def _surrogates_delivered(original: Any) -> Any:
+    """A value holding a lone surrogate is delivered, and the scrubber misses its escape."""
+    import re
+
+    return re.compile("(?!)")
+
+
 MUTANTS: Final[tuple[Mutant, ...]] = (
     Mutant(
         "request-args-substituted",
@@ -948,6 +1020,61 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
             ("reference_impl", "read_ledger", _torn_line_fatal),
         ),
         driver=False,
+    ),
+    Mutant(
+        "ledger-follows-symlinks",
+        "LEDG-012",
+        "The ledger is opened through a symbolic link at its path.",
+        (("reference_impl._ledger", "_OPEN_FLAGS", _follows_symlinks),),
+        driver=False,
+    ),
+    Mutant(
+        "ledger-failure-runs-calls",
+        "LEDG-013",
+        "After an append fails, later calls still run.",
+        ((_REG, "Registry._ledger_fault", _failure_never_refuses),),
+        driver=False,
+    ),
+    Mutant(
+        "ledger-deep-line-raises",
+        "LEDG-014",
+        "Reading a ledger line nested too deeply raises RecursionError.",
+        (("reference_impl._ledger", "_decode_line", _deep_line_raises),),
+        driver=False,
+    ),
+    Mutant(
+        "ledger-appends-onto-torn-line",
+        "LEDG-015",
+        "A record appended after a torn last line is glued to it.",
+        (("reference_impl._ledger", "JsonlLedger._needs_newline", _appends_onto_torn_line),),
+        driver=False,
+    ),
+    Mutant(
+        "hostile-exception-text-escapes",
+        "LEDG-016",
+        "A handler exception whose text raises a BaseException makes invoke raise.",
+        (("reference_impl._execute", "_describe", _describe_lets_base_exceptions_out),),
+        driver=False,
+    ),
+    Mutant(
+        "policy-last-member-wins",
+        "POL-005",
+        "A policy member written twice keeps its last value instead of invalidating the file.",
+        (("reference_impl._files", "_no_duplicates", _last_member_wins),),
+        driver=False,
+    ),
+    Mutant(
+        "vault-file-unbounded",
+        "VAULT-005",
+        "The vault file is read whatever its size.",
+        (("reference_impl._files", "INPUT_FILE_MAX_BYTES", _files_unbounded),),
+        driver=False,
+    ),
+    Mutant(
+        "lone-surrogate-delivered-unscrubbed",
+        "SCRUB-017",
+        "A value holding a lone surrogate is delivered and its JSON escape is not scrubbed.",
+        (("reference_impl._resolve", "_LONE_SURROGATE", _surrogates_delivered),),
     ),
     Mutant(
         "bearing-default-deny",

@@ -13,6 +13,7 @@ import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Final
 
 from reference_impl._arguments import ToolArguments
 from reference_impl._types import Risk, ToolResult
@@ -68,10 +69,7 @@ class Executor:
         while True:
             job = self._jobs.get()
             try:
-                returned = job.handler(job.arguments)
-                job.outcome = (
-                    returned if isinstance(returned, ToolResult) else ToolResult(str(returned))
-                )
+                job.outcome = _result_of(job.handler(job.arguments))
             except BaseException as error:  # a handler's failure is its result
                 job.outcome = error
             finally:
@@ -107,9 +105,54 @@ class Executor:
         return ToolResult(f"Tool {tool.name} failed: {_describe(outcome)}", is_error=True)
 
 
+#: The failure text of a handler that returned a result whose text is not a string, or whose
+#: failure flag is not a boolean: the object itself is never formatted.
+MALFORMED_RESULT: Final = "returned a result that is not text"
+
+
+class _MalformedResultError(Exception):
+    """A handler returned a :class:`ToolResult` that does not hold text and a boolean."""
+
+    def __str__(self) -> str:
+        return MALFORMED_RESULT
+
+
+def _plain(text: str) -> str:
+    """Return ``text`` as an exact ``str``: a subclass's own methods never run again."""
+    # ``join`` copies the characters of a str subclass without calling any of its methods.
+    return "".join((text,))
+
+
+def _result_of(returned: object) -> ToolResult:
+    """Turn what a handler returned into a result of exact types, on the worker's thread.
+
+    Anything a handler's object does when it is read (a property that raises, a ``__str__``
+    that raises or returns a subclass) happens here, where the worker catches it as the
+    handler's failure; the caller's thread only ever sees a plain result or an exception.
+
+    Raises:
+        _MalformedResultError: A result whose text is not a string, or whose flag is not a bool.
+    """
+    if isinstance(returned, ToolResult):
+        text, is_error = returned.text, returned.is_error
+        if not isinstance(text, str) or not isinstance(is_error, bool):
+            raise _MalformedResultError
+        return ToolResult(_plain(text), is_error is True)
+    text = str(returned)
+    return ToolResult(_plain(text))
+
+
 def _describe(error: BaseException | None) -> str:
-    """Return an exception's text, or its type's name when formatting it fails too."""
+    """Return an exception's text, or its type's name when formatting it fails too.
+
+    A handler's exception may be built to fail when formatted, even with a ``BaseException``
+    such as ``KeyboardInterrupt`` that carries a value: nothing raised here may escape, since
+    the caller is the registry, which never raises.
+    """
     try:
-        return str(error)
-    except Exception:  # a handler's exception whose own __str__ raises must not escape
-        return type(error).__name__
+        return _plain(str(error))
+    except BaseException:  # a hostile __str__ may raise anything at all
+        try:
+            return _plain(type(error).__name__)
+        except BaseException:  # a metaclass may make even the name hostile
+            return "an exception that cannot be described"

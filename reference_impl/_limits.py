@@ -40,3 +40,11 @@ SANITIZED_ARGS_CHARS: Final = 10_000
 
 #: The tag that marks an AI provider's key, which references never resolve (decisions R2).
 AI_PROVIDER_TAG: Final = "ai-provider"
+
+#: Bytes a file the reference host reads at start-up (vault, policy) may hold; a bigger one is
+#: refused before any call runs, so ``--vault /dev/zero`` cannot exhaust memory (decisions R7.3).
+INPUT_FILE_MAX_BYTES: Final = 16 * 1024 * 1024
+
+#: Characters of an unknown member's name an error may quote, and then only when every one is
+#: printable ASCII; any other name is "an unknown member" (decisions R7.3).
+QUOTED_MEMBER_MAX_CHARS: Final = 32

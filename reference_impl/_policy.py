@@ -9,12 +9,12 @@ DENY, and nothing in it can make a secret-bearing call run without a prompt.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from dataclasses import dataclass, field
 from typing import Final
 
+from reference_impl._files import InputFileError, parse_json, read_input_file, unknown_member
 from reference_impl._types import Rule
 
 #: The three fields the design adds to the policy file, with their defaults (R7.2).
@@ -89,14 +89,17 @@ def parse_policy(text: str) -> Policy:
         PolicyError: The text is not a valid policy.
     """
     try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as error:
-        raise PolicyError("the policy file is not JSON") from error
+        # A member written twice is refused at any depth: which one counts is ambiguous, and
+        # "the last one wins" could relax a DENY written first (decisions R7.2).
+        data = parse_json(text, "the policy file")
+    except InputFileError as error:
+        raise PolicyError(str(error)) from None
     if not isinstance(data, dict):
         raise PolicyError("the policy file must hold a JSON object")
     unknown = sorted(set(data) - KNOWN_FIELDS)
     if unknown:
-        raise PolicyError(f"unknown policy field {unknown[0]!r}")
+        # Only a short printable name is quoted: a long one could be a value (decisions R7.3).
+        raise PolicyError(f"the policy file has {unknown_member(unknown[0])}")
     for name in ("secretReferencesEnabled", "resultScrubbingEnabled", "yolo"):
         if name in data and not isinstance(data[name], bool):
             raise PolicyError(f"{name} must be true or false")
@@ -125,17 +128,18 @@ def load_policy(path: str | os.PathLike[str] | None) -> Policy:
             as every field is optional.
 
     Returns:
-        The policy, or a faulted policy that denies every tool when the file is invalid.
+        The policy, or a faulted policy that denies every tool when the file is invalid: when
+        it is not a regular file, is over 16 MiB, is not UTF-8 JSON or writes a member twice
+        (decisions R7.2, R7.3).
     """
     if path is None:
         return Policy()
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        text = read_input_file(path, "the policy file")
     except FileNotFoundError:
         return Policy()
-    except (OSError, UnicodeDecodeError):
-        return Policy.faulted("the policy file cannot be read")
+    except InputFileError as error:
+        return Policy.faulted(str(error))
     try:
         return parse_policy(text)
     except PolicyError as error:

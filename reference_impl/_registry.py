@@ -21,7 +21,7 @@ from reference_impl._arguments import ToolArguments, substitute
 from reference_impl._cap import cap
 from reference_impl._clock import Clock, SystemClock
 from reference_impl._execute import Executor, Tool
-from reference_impl._ledger import Ledger, MemoryLedger
+from reference_impl._ledger import Ledger, LedgerError, MemoryLedger, errno_name
 from reference_impl._limits import (
     APPROVAL_TIMEOUT_SECONDS,
     ERROR_SNIPPET_CHARS,
@@ -74,6 +74,8 @@ DISABLED_MESSAGE = "Secret references are disabled on this host"
 NO_PERMISSION_MESSAGE = "Secret references require the secret.read permission"
 BEARING_DENIED_MESSAGE = "Secret-bearing calls are refused by host policy"
 PERSIST_FAILED_MESSAGE = "The operator's answer could not be saved; the call did not run"
+LEDGER_FAULT_MESSAGE = "The host's ledger cannot be written; no call runs until it can"
+INTERNAL_FAILURE_MESSAGE = "The host failed while governing the call; its result is withheld"
 
 _BROAD_DISPOSITIONS = {
     Answer.APPROVE: Disposition.APPROVED_ONCE,
@@ -102,7 +104,20 @@ _NO_VALUES = Scrubber(())
 class _Call:
     """What one call has gathered so far; never printed."""
 
-    __slots__ = ("applied", "args", "id", "marked", "refs", "sanitized", "started", "tool")
+    __slots__ = (
+        "applied",
+        "args",
+        "disposition",
+        "id",
+        "ledger_error",
+        "ledger_id",
+        "marked",
+        "recorded",
+        "refs",
+        "sanitized",
+        "started",
+        "tool",
+    )
 
     def __init__(self, tool: Tool, args: str, started: float) -> None:
         self.id = _new_id()
@@ -113,6 +128,10 @@ class _Call:
         self.applied = "none"
         self.sanitized: str | None = None
         self.marked: bool | None = None
+        self.disposition: Disposition | None = None
+        self.recorded = False
+        self.ledger_error: str | None = None
+        self.ledger_id: str | None = None
 
     def sanitized_args(self) -> str:
         if self.sanitized is None:
@@ -206,13 +225,22 @@ class Registry:
             args_json: The arguments exactly as the agent wrote them.
 
         Returns:
-            What the agent reads. Every refusal is an outcome with its disposition; this method
-            does not raise for any argument text.
+            What the agent reads. Every refusal is an outcome with its disposition. This method
+            does not raise, whatever the arguments and whatever the handler does: a failure of
+            the host itself ends the call with its result withheld, and is recorded.
         """
         tool = self._tools.get(tool_name)
         if tool is None:
             return CallOutcome(Disposition.UNKNOWN_TOOL, "Unknown tool", is_error=True)
         call = _Call(tool, args_json, self.clock.monotonic())
+        try:
+            return self._govern(call, args_json)
+        except Exception as error:  # invoke's contract is that it never raises
+            return self._internal_failure(call, error)
+
+    def _govern(self, call: _Call, args_json: str) -> CallOutcome:
+        """Run steps [0] to [14] for ``call``."""
+        tool = call.tool
         # The log calls of the common path are guarded, so that a disabled level costs no
         # argument building.
         debug = self.log.isEnabledFor(logging.DEBUG)
@@ -241,6 +269,12 @@ class Registry:
                     "ORD-004",
                 ),
             )
+
+        # A call runs only when its record can be written: a ledger that cannot be opened, or
+        # whose last append failed, refuses the call before anything reads the vault.
+        refusal = self._ledger_fault()
+        if refusal is not None:
+            return self._refuse(call, refusal)
 
         # [1] the marker scan, which is all a call without references pays; [2] the parse.
         self._trace("scan")
@@ -285,7 +319,13 @@ class Registry:
                 return self._refuse(call, answered)
             disposition = answered
 
+        # Another call's append may have failed while this one waited for its prompt.
+        refusal = self._ledger_fault()
+        if refusal is not None:
+            return self._refuse(call, refusal)
+
         # [10] substitute, [11] execute.
+        call.disposition = disposition
         self._trace("substitute")
         arguments = substitute(parsed, resolved) if parsed is not None else ToolArguments(args_json)
         self._trace("execute")
@@ -314,6 +354,15 @@ class Registry:
             else:
                 snippet = cut(text, ERROR_SNIPPET_CHARS)
         ledger_id = self._record(call, disposition, result.is_error, snippet)
+        if ledger_id is None:
+            # The tool ran and its record is lost: the caller is told, on the call itself.
+            return CallOutcome(
+                disposition,
+                text,
+                result.is_error,
+                tuple(r.name for r in call.refs),
+                ledger_error=call.ledger_error,
+            )
         if self.log.isEnabledFor(logging.INFO):
             self.log.info(
                 "call %s: %s %s, %d characters returned",
@@ -327,9 +376,41 @@ class Registry:
             text,
             result.is_error,
             tuple(r.name for r in call.refs),
-            None,
-            ledger_id,
-            rich,
+            ledger_id=ledger_id,
+            rich=rich,
+        )
+
+    def _ledger_fault(self) -> Refusal | None:
+        """Refuse a call whose record could not be written, before it runs."""
+        fault = self.ledger.ready()
+        if fault is None:
+            return None
+        return Refusal(Disposition.POLICY_DENIED, LEDGER_FAULT_MESSAGE, "ledger-fault", "LEDG-013")
+
+    def _internal_failure(self, call: _Call, error: Exception) -> CallOutcome:
+        """End a call the host itself failed on: withhold its result, and record it once."""
+        self.log.error(
+            "call %s: %s failed inside the host (%s)",
+            call.id,
+            call.tool.name,
+            type(error).__name__,
+        )
+        disposition = (
+            call.disposition if call.disposition is not None else Disposition.POLICY_DENIED
+        )
+        ledger_id = call.ledger_id
+        if not call.recorded:
+            try:
+                ledger_id = self._record(call, disposition, True, INTERNAL_FAILURE_MESSAGE)
+            except Exception:  # the record of a failure must not fail the call
+                call.ledger_error = "the call's record could not be built"
+        return CallOutcome(
+            disposition,
+            INTERNAL_FAILURE_MESSAGE,
+            True,
+            tuple(r.name for r in call.refs),
+            ledger_id=ledger_id,
+            ledger_error=call.ledger_error if ledger_id is None else None,
         )
 
     def _prepass(self, call: _Call) -> Refusal | None:
@@ -470,13 +551,20 @@ class Registry:
             True,
             tuple(r.name for r in call.refs),
             refusal,
-            ledger_id,
+            ledger_id=ledger_id,
+            ledger_error=call.ledger_error,
         )
 
     def _record(
         self, call: _Call, disposition: Disposition, is_error: bool, snippet: str | None
     ) -> str | None:
+        """Append the call's record; return its id, or ``None`` with ``call.ledger_error`` set.
+
+        A failed append is never silent: it is logged at WARNING, by kind and without a value,
+        and the outcome carries it (decisions R6.7).
+        """
         self._trace("ledger")
+        call.recorded = True
         record = LedgerRecord(
             id=call.id,
             timestamp=self.clock.now().isoformat(),
@@ -492,11 +580,18 @@ class Registry:
         )
         try:
             self.ledger.append(record)
-        except OSError as error:
-            self.log.error(
-                "call %s: the ledger could not be written (%s)", call.id, type(error).__name__
-            )
+        except Exception as error:  # any failure to record is reported alike
+            # An OSError's text from this package's ledger names the file and an errno only;
+            # any other failure is named by its type, as its text could quote anything.
+            if isinstance(error, LedgerError):
+                call.ledger_error = str(error)
+            elif isinstance(error, OSError):
+                call.ledger_error = f"the ledger could not be written ({errno_name(error)})"
+            else:
+                call.ledger_error = f"the ledger could not be written ({type(error).__name__})"
+            self.log.warning("call %s: %s", call.id, call.ledger_error)
             return None
+        call.ledger_id = record.id
         return record.id
 
 

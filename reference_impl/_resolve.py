@@ -2,19 +2,26 @@
 
 This module owns reading the values a call needs, in one walk of 200-entry pages that stops when
 every id is found or a page comes back short (decisions R7.1), and deciding the resolution
-refusals in their order: vault failure, AI-provider key, unknown id, empty field (R2.3). It
+refusals in their order: vault failure, AI-provider key, unknown id, empty field or a value
+holding a lone surrogate (R2.3, R5.2). It
 must never read the vault twice for one call, or put a failure's own message in a refusal.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from typing import Final
 
 from reference_impl._limits import AI_PROVIDER_TAG, VAULT_PAGE_SIZE
 from reference_impl._types import Disposition, Reference, Refusal, SecretRecord, SecretValue
 from reference_impl._vault import Vault, VaultError
 
 NO_VAULT_MESSAGE = "No secret vault is available on this host"
+
+#: A surrogate code point: in a Python string every one of them is lone, since a pair read from
+#: JSON is decoded to the character it encodes.
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 def _walk(vault: Vault, wanted: set[str]) -> dict[str, SecretRecord]:
@@ -78,7 +85,10 @@ def resolve(
     for reference in references:
         record = found[reference.id]
         value = record.value(reference.field)
-        if not value:
+        if not value or _LONE_SURROGATE.search(value.reveal()) is not None:
+            # A lone surrogate (a vault stores one through a JSON escape) is refused as a value
+            # the host cannot deliver: scrubbing could not find every spelling tools give it
+            # (decisions R5.2 allows refusing it or scrubbing it; this host refuses).
             return Refusal(
                 Disposition.SECRET_UNRESOLVED,
                 f"secret {reference.id} has no {reference.field.value}",

@@ -257,6 +257,8 @@ class CallOutcome:
         refusal: The refusal, when the call was refused before its tool ran.
         ledger_id: The id of the ledger record written for the call, if one was.
         rich: The handler's further result surfaces, scrubbed as ``text`` is (``ToolResult``).
+        ledger_error: Why the call's record could not be written, in static words naming the
+            file and the kind of failure, or ``None`` when it was (decisions R6.7).
     """
 
     disposition: Disposition
@@ -266,6 +268,7 @@ class CallOutcome:
     refusal: Refusal | None = None
     ledger_id: str | None = None
     rich: object = None
+    ledger_error: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

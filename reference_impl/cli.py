@@ -29,6 +29,7 @@ from typing import IO, Any, Final
 
 from reference_impl._arguments import ToolArguments
 from reference_impl._execute import Tool
+from reference_impl._files import InputFileError, parse_json, read_input_file, unknown_member
 from reference_impl._ledger import JsonlLedger, Ledger, MemoryLedger
 from reference_impl._limits import APPROVAL_TIMEOUT_SECONDS
 from reference_impl._operator import Operator
@@ -51,6 +52,8 @@ from reference_impl._vault import InMemoryVault
 EXIT_OK: Final = 0
 EXIT_CALL_FAILED: Final = 1
 EXIT_USAGE: Final = 2
+#: The call's ledger record could not be written (decisions R6.7): never a silent success.
+EXIT_LEDGER_FAILED: Final = 3
 
 _UUID_RE: Final = re.compile(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
@@ -194,13 +197,14 @@ def _isatty(stream: IO[str]) -> bool:
 
 
 def _read(path: str, what: str) -> str:
+    # A regular file of at most 16 MiB only: a FIFO or /dev/zero is refused, not waited on or
+    # read until memory runs out (decisions R7.3).
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
+        return read_input_file(path, f"{what} {path}")
     except FileNotFoundError:
         raise UsageError(f"{what} {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"{what} {path} cannot be read ({type(error).__name__})") from None
+    except InputFileError as error:
+        raise UsageError(str(error)) from None
 
 
 def _json(text: str, what: str) -> Any:
@@ -232,7 +236,11 @@ def parse_vault(text: str, what: str = "the vault file") -> list[SecretRecord]:
         UsageError: The text is not a valid vault file. The message names the entry and the
             field, never a value.
     """
-    data = _json(text, what)
+    try:
+        # A member written twice is refused: which of the two is the value is ambiguous.
+        data = parse_json(text, what)
+    except InputFileError as error:
+        raise UsageError(str(error)) from None
     if (
         not isinstance(data, dict)
         or set(data) != {"secrets"}
@@ -247,7 +255,9 @@ def parse_vault(text: str, what: str = "the vault file") -> list[SecretRecord]:
             raise UsageError(f"{where} is not an object")
         unknown = sorted(set(entry) - _SECRET_FIELDS)
         if unknown:
-            raise UsageError(f"{where} has an unknown field {unknown[0]!r}")
+            # A long or unprintable name could be a value written in the wrong place: it is
+            # quoted only when short printable ASCII (decisions R7.3).
+            raise UsageError(f"{where} has {unknown_member(unknown[0])}")
         for name in ("id", "website"):
             if not isinstance(entry.get(name), str):
                 raise UsageError(f"{where}: {name} is required and must be a string")
@@ -429,7 +439,8 @@ tools:
 
 The prompt is written to stderr and read from the terminal; Enter, end of input, or input
 that is not a terminal denies. The result goes to stdout. Exit status: 0 when the tool ran
-and succeeded, 1 when the call was refused or the tool failed, 2 for a usage error.
+and succeeded, 1 when the call was refused or the tool failed, 2 for a usage error, 3 when
+the call's ledger record could not be written.
 
 example:
   secref invoke echo --vault vault.json --policy policy.json --permission secret.read \\
@@ -579,7 +590,14 @@ def _invoke(
     ledger: Ledger = MemoryLedger()
     if options.ledger is not None:
         _directory(str(Path(options.ledger).parent), "the directory of --ledger")
-        ledger = JsonlLedger(options.ledger)
+        file_ledger = JsonlLedger(options.ledger)
+        try:
+            # Opened now, so a symbolic link, a directory, a FIFO or a device there is refused
+            # before any call runs (decisions R6.7).
+            file_ledger.open()
+        except OSError as error:
+            raise UsageError(f"--ledger: {error}") from None
+        ledger = file_ledger
     logger = logging.getLogger("reference_impl.cli")
     if options.verbose:
         # A logger of this run's own, so repeated runs in one process never stack handlers.
@@ -609,6 +627,9 @@ def _invoke(
     stdout.write(outcome.text + "\n")
     stdout.flush()
     stderr.write(f"secref: {outcome.disposition.value}\n")
+    if outcome.ledger_error is not None:
+        stderr.write(f"secref: error: the call was not recorded: {outcome.ledger_error}\n")
+        return EXIT_LEDGER_FAILED
     return EXIT_CALL_FAILED if outcome.is_error else EXIT_OK
 
 
@@ -689,7 +710,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: The arguments after the program name; ``sys.argv[1:]`` when omitted.
 
     Returns:
-        0 on success, 1 when the call was refused or its tool failed, 2 for a usage error.
+        0 on success, 1 when the call was refused or its tool failed, 2 for a usage error, 3
+        when the call's ledger record could not be written.
     """
     stdout, stderr = sys.stdout, sys.stderr
     try:

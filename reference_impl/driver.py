@@ -125,7 +125,8 @@ class Driver:
             for raw in self._in:
                 try:
                     message = json.loads(raw.decode("utf-8", "surrogatepass"))
-                except ValueError:
+                except (ValueError, RecursionError):
+                    # RecursionError: the decoder gives up on a line nested too deeply.
                     self._note("ignored a line that is not JSON")
                     continue
                 if not isinstance(message, dict):
@@ -269,6 +270,19 @@ class Driver:
         except Exception as error:  # the call's failure is reported, never its text
             self._note(f"invoke failed inside the host ({type(error).__name__})")
             self._fail(request_id, _RequestError("internal", "the host failed during invoke"))
+            return
+        ledger_error = result.pop("ledgerError", None)
+        if ledger_error is not None:
+            # A call whose record could not be written is never a plain success (R6.7).
+            self._note(f"a call was not recorded: {ledger_error}")
+            self._fail(
+                request_id,
+                _RequestError(
+                    "internal",
+                    f"the call's ledger record could not be written: {ledger_error}",
+                    {"disposition": result["disposition"], "ledgerError": ledger_error},
+                ),
+            )
             return
         self._reply(request_id, result)
 

@@ -283,7 +283,8 @@ class HarnessHost:
                 ``rich`` (for the MCP wire; the driver protocol has no such member).
 
         Returns:
-            ``{"disposition", "text", "isError"}``, and ``rich`` when asked for.
+            ``{"disposition", "text", "isError"}``, ``rich`` when asked for, and ``ledgerError``
+            when the call's record could not be written.
         """
         registry = self._live()
         self._local.on_prompt = on_prompt
@@ -298,6 +299,8 @@ class HarnessHost:
         }
         if with_rich:
             result["rich"] = outcome.rich
+        if outcome.ledger_error is not None:
+            result["ledgerError"] = outcome.ledger_error
         return result
 
     def control(self, op: str, params: Mapping[str, Any]) -> None:

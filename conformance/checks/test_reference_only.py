@@ -267,3 +267,258 @@ def test_single_pass_leftmost_longest(host: RecordingHost) -> None:
         "SCRUB-016",
         "the scrubber did not take the leftmost longest match once, without rescanning",
     )
+
+
+# --- the reference host under faults and hostile input (decisions R5.2, R6.7, R7.2, R7.3) ------
+
+#: How long a check waits for an open that must not block before calling it a hang.
+_HANG_SECONDS = 10.0
+
+
+@pytest.mark.req("LEDG-012")
+def test_ledger_path_refused_unless_regular(host: RecordingHost, tmp_path: Path) -> None:
+    """A symbolic link or a FIFO at the ledger path is refused at once; a 0644 file is tightened."""
+    from reference_impl import JsonlLedger
+
+    target = tmp_path / "target.jsonl"
+    target.write_bytes(b"")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    try:
+        JsonlLedger(link).open()
+        followed = True
+    except OSError:
+        followed = False
+    require(not followed, "LEDG-012", "the ledger was opened through a symbolic link")
+
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    outcome: list[bool] = []
+
+    def open_fifo() -> None:
+        try:
+            JsonlLedger(fifo).open()
+            outcome.append(True)
+        except OSError:
+            outcome.append(False)
+
+    opener = threading.Thread(target=open_fifo, daemon=True)
+    opener.start()
+    opener.join(_HANG_SECONDS)
+    if opener.is_alive():
+        # Release the blocked open by becoming its reader, so no thread is left behind.
+        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+        opener.join(_HANG_SECONDS)
+    require(outcome == [False], "LEDG-012", "a FIFO at the ledger path was not refused at once")
+
+    wide = tmp_path / "wide.jsonl"
+    wide.write_bytes(b"")
+    wide.chmod(0o644)
+    JsonlLedger(wide).append(_record(1, 10))
+    mode = stat.S_IMODE(wide.stat().st_mode)
+    require(mode == 0o600, "LEDG-012", f"an existing 0644 ledger was left at mode {mode:o}")
+
+
+#: The size a ledger file is grown to (sparsely) before the file-size limit is set there: far
+#: beyond any other file the run writes, so only the ledger's appends fail.
+_FULL_AT = 1 << 30
+
+
+@pytest.mark.req("LEDG-013")
+def test_failed_append_reported_and_stops_calls(host: RecordingHost, tmp_path: Path) -> None:
+    """A full disk at the append: the call reports it, a WARNING says so, no later call runs."""
+    import logging
+    import resource
+    import signal
+
+    from reference_impl import Registry, Tool, ToolResult
+
+    path = tmp_path / "ledger.jsonl"
+    with path.open("wb") as handle:
+        handle.truncate(_FULL_AT)
+    runs: list[int] = []
+
+    def handler(_arguments: object) -> ToolResult:
+        runs.append(1)
+        return ToolResult("ran")
+
+    warnings: list[logging.LogRecord] = []
+    logger = logging.Logger("reference-only-ledger-check", logging.DEBUG)
+
+    class _Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.levelno == logging.WARNING:
+                warnings.append(record)
+
+    logger.addHandler(_Keep())
+    from reference_impl import JsonlLedger
+
+    registry = Registry(ledger=JsonlLedger(path), logger=logger)
+    registry.register(Tool("counted", "plugin.canary", handler))
+    registry.rules.set_yolo(True)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (_FULL_AT, hard))
+    try:
+        first = registry.invoke("counted", "{}")
+        second = registry.invoke("counted", "{}")
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, previous)
+    require(
+        first.ledger_error is not None and first.ledger_id is None,
+        "LEDG-013",
+        "a call whose record could not be written did not say so",
+    )
+    require(
+        len(runs) == 1 and second.ledger_error is not None,
+        "LEDG-013",
+        f"after a failed append, a later call ran ({len(runs)} runs in all)",
+    )
+    require(bool(warnings), "LEDG-013", "the failed append was not logged at WARNING")
+
+
+@pytest.mark.req("LEDG-014")
+def test_deep_lines_never_raise(host: RecordingHost, tmp_path: Path) -> None:
+    """A ledger line or a driver input line nested 10^5 deep is skipped, never raised on."""
+    from reference_impl import encode_record, read_ledger
+    from reference_impl.driver import Driver
+
+    deep = b"[" * 100_000 + b"]" * 100_000
+    path = tmp_path / "ledger.jsonl"
+    path.write_bytes(deep + b"\n" + encode_record(_record(1, 10)))
+    try:
+        contents = read_ledger(path)
+        raised = ""
+    except BaseException as error:  # the requirement is that nothing at all escapes
+        contents, raised = None, type(error).__name__
+    require(
+        contents is not None and len(contents.records) == 1 and len(contents.problems) == 1,
+        "LEDG-014",
+        f"reading a ledger with a deeply nested line failed ({raised or 'records lost'})",
+    )
+    lines = deep + b'\n{"id":1,"method":"shutdown","params":{}}\n'
+    out, err = io.BytesIO(), io.StringIO()
+    try:
+        Driver(stdin=io.BytesIO(lines), stdout=out, stderr=err).serve()
+        raised = ""
+    except BaseException as error:  # the requirement is that nothing at all escapes
+        raised = type(error).__name__
+    require(not raised, "LEDG-014", f"the driver raised {raised} on a deeply nested line")
+    require(b'"id":1' in out.getvalue(), "LEDG-014", "the driver stopped serving")
+
+
+@pytest.mark.req("LEDG-015")
+def test_append_after_torn_line_starts_a_new_line(host: RecordingHost, tmp_path: Path) -> None:
+    """A record appended after a torn last line is written on a line of its own."""
+    from reference_impl import JsonlLedger, encode_record
+
+    path = tmp_path / "ledger.jsonl"
+    torn = encode_record(_record(1, 10))[:20]
+    path.write_bytes(torn)
+    JsonlLedger(path).append(_record(2, 10))
+    require(
+        path.read_bytes() == torn + b"\n" + encode_record(_record(2, 10)),
+        "LEDG-015",
+        "the record after a torn line was not written on a line of its own",
+    )
+
+
+class _HostileTextError(Exception):
+    """An exception whose text raises KeyboardInterrupt carrying a canary."""
+
+    def __str__(self) -> str:
+        raise KeyboardInterrupt(self.args[0])
+
+
+@pytest.mark.req("LEDG-016")
+def test_invoke_never_raises(host: RecordingHost, mint: Mint) -> None:
+    """Hostile handler behaviours each end with a disposition and one record, never a raise."""
+    from reference_impl import MemoryLedger, Registry, Tool, ToolResult
+
+    canary = make_secret(mint).password
+
+    def hostile(_arguments: object) -> str:
+        raise _HostileTextError(canary)
+
+    class _Unprintable:
+        def __str__(self) -> str:
+            raise SystemExit(canary)
+
+    behaviours = {
+        "hostile-exception-text": hostile,
+        "result-none": lambda _arguments: ToolResult(None),  # type: ignore[arg-type]
+        "result-bytes": lambda _arguments: ToolResult(canary.encode()),  # type: ignore[arg-type]
+        "unprintable-object": lambda _arguments: _Unprintable(),
+    }
+    ledger = MemoryLedger()
+    registry = Registry(ledger=ledger, execution_timeout=5.0)
+    registry.rules.set_yolo(True)
+    for name, handler in behaviours.items():
+        # Handlers that break the handler type on purpose: that is the behaviour under check.
+        registry.register(Tool(name, "plugin.canary", handler))  # type: ignore[arg-type]
+    for name in behaviours:
+        before = len(ledger.records)
+        try:
+            outcome = registry.invoke(name, "{}")
+            raised = ""
+        except BaseException as error:  # the requirement is that nothing at all escapes
+            raised = type(error).__name__
+        require(not raised, "LEDG-016", f"invoke raised {raised} for a handler ({name})")
+        require(
+            outcome.is_error and len(ledger.records) == before + 1,
+            "LEDG-016",
+            f"a hostile handler ({name}) did not end as one recorded failure",
+        )
+
+
+@pytest.mark.req("POL-005")
+def test_duplicate_policy_member_fails_closed(host: RecordingHost, tmp_path: Path) -> None:
+    """A policy file writing secretBearingCalls DENY then ASK is invalid: every tool is DENY."""
+    from reference_impl import Rule, load_policy
+
+    path = tmp_path / "policy.json"
+    path.write_text('{"secretBearingCalls":"DENY","secretBearingCalls":"ASK"}', encoding="utf-8")
+    policy = load_policy(path)
+    require(
+        policy.fault is not None and policy.default_rule is Rule.DENY,
+        "POL-005",
+        "a policy member written twice did not make the file invalid",
+    )
+
+
+@pytest.mark.req("VAULT-005")
+def test_vault_file_refused_unless_small_regular_file(
+    host: RecordingHost, mint: Mint, tmp_path: Path
+) -> None:
+    """An oversized or non-regular vault is refused in one line; a long unknown name is unquoted."""
+    from reference_impl.cli import UsageError, load_vault_file, parse_vault
+
+    big = tmp_path / "big.json"
+    with big.open("wb") as handle:
+        handle.truncate(16 * 1024 * 1024 + 1)
+    for path, kind in ((big, "over"), (tmp_path, "directory")):
+        try:
+            load_vault_file(str(path))
+            message = ""
+        except UsageError as error:
+            message = str(error)
+        require(
+            str(path) in message and kind in message and "\n" not in message,
+            "VAULT-005",
+            f"a vault file that is {kind} was not refused in one line naming the file and why",
+        )
+    secret = make_secret(mint)
+    for name, quoted in ((secret.password + "-member-name-long", False), ("pasword", True)):
+        entry = {"id": secret.id, "website": "w", "password": "p", name: 1}
+        try:
+            parse_vault(json.dumps({"secrets": [entry]}))
+            message = ""
+        except UsageError as error:
+            message = str(error)
+        require(bool(message), "VAULT-005", "a vault with an unknown member was accepted")
+        require(
+            (name in message) is quoted,
+            "VAULT-005",
+            "an unknown member's name was quoted" if not quoted else "a short name was not quoted",
+        )

@@ -15,7 +15,14 @@ from typing import Any
 import pytest
 
 from conformance import vectors
-from conformance.canary import FORM_REQUIREMENTS, Kind, Mint, hardening_forms, required_forms
+from conformance.canary import (
+    FORM_REQUIREMENTS,
+    Kind,
+    Mint,
+    hardening_forms,
+    json_escape,
+    required_forms,
+)
 from conformance.host import HandlerKind, SecretSpec
 from conformance.outcomes import accept, fail, hardening, require, unchecked
 from conformance.scenario import (
@@ -347,3 +354,50 @@ def test_reference_free_result_capped(host: RecordingHost) -> None:
         "CAP-001",
         f"an over-cap result was cut to {len(outcome.text)} characters, far under the cap",
     )
+
+
+def _surrogate_spellings(value: str) -> dict[str, str]:
+    """Return forms a to d of a value holding lone surrogates (decisions R5.2).
+
+    Form b writes each lone surrogate as ``\\udxxx`` in lower-case hex; forms c and d encode the
+    value's WTF-8 bytes (a lone surrogate's three bytes), as :func:`required_forms` already does.
+    """
+    spellings = dict(required_forms(value))
+    spellings["b"] = "".join(
+        f"\\u{ord(char):04x}" if 0xD800 <= ord(char) <= 0xDFFF else char
+        for char in json_escape(value)
+    )
+    return spellings
+
+
+@pytest.mark.req("SCRUB-017", "SCRUB-018")
+def test_lone_surrogate_value(host: RecordingHost, mint: Mint) -> None:
+    """A value holding a lone surrogate is refused, or delivered with no spelling left readable."""
+    base = make_secret(mint)
+    value = base.password[:4] + "\ud800" + base.password[4:]
+    secret = SecretSpec(base.id, base.website, base.username, value)
+    host.reset(config([secret]))
+    outcome = host.invoke(ECHO.name, args_json({"v": ref(secret.id)}))
+    if outcome.disposition == "SECRET_UNRESOLVED":
+        accept("SCRUB-018", "refused")
+        return
+    # Delivered: the echo must come back scrubbed, or a missing spelling proves nothing.
+    require(
+        placeholder(secret.id) in outcome.text,
+        "SCRUB-017",
+        f"a delivered lone-surrogate value came back unscrubbed ({outcome.disposition})",
+    )
+    observation = host.observe()
+    surfaces = {
+        "result": outcome.text,
+        "ledger": observation.ledger_bytes.decode("utf-8", "surrogateescape"),
+        "log": "\n".join(record.message for record in observation.log_records),
+    }
+    for surface, text in surfaces.items():
+        for form, spelling in _surrogate_spellings(value).items():
+            require(
+                spelling not in text,
+                "SCRUB-017",
+                f"a delivered lone-surrogate value left form {form} readable in the {surface}",
+            )
+    accept("SCRUB-018", "scrubbed")

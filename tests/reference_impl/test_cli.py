@@ -423,7 +423,7 @@ USAGE_CASES = [
     pytest.param(
         "VAULT:",
         bad_vault({"secrets": [{"id": ID_A, "website": "w", "pasword": PASSWORD_A}]}),
-        "secret 1 has an unknown field 'pasword'",
+        'secret 1 has the unknown member "pasword"',
         id="vault-unknown-field",
     ),
     pytest.param(
@@ -440,7 +440,7 @@ USAGE_CASES = [
         "secret 1: tags must be a list of strings",
         id="vault-bad-tags",
     ),
-    pytest.param("VAULT:", b"\xff\xfe", "cannot be read (UnicodeDecodeError)", id="vault-not-utf8"),
+    pytest.param("VAULT:", b"\xff\xfe", "is not UTF-8 (byte 1)", id="vault-not-utf8"),
     pytest.param("POLICY:", None, "does not exist", id="missing-policy"),
     pytest.param(
         "POLICY:",
@@ -449,7 +449,7 @@ USAGE_CASES = [
         id="policy-allow",
     ),
     pytest.param(
-        "POLICY:", '{"yolo": 1', "is invalid: the policy file is not JSON", id="policy-json"
+        "POLICY:", '{"yolo": 1', "is invalid: the policy file is not valid JSON", id="policy-json"
     ),
     pytest.param("NOTES:", None, "--notes-dir", id="missing-notes-dir"),
     pytest.param("LEDGER:", None, "the directory of --ledger", id="missing-ledger-dir"),

@@ -101,15 +101,23 @@ def test_an_invalid_file_fails_closed(tmp_path: Path, text: str) -> None:
 
 
 @pytest.mark.req("POL-002")
-@pytest.mark.parametrize("kind", ["directory", "not-utf8"])
-def test_an_unreadable_file_fails_closed(tmp_path: Path, kind: str) -> None:
-    """A file that cannot be read or decoded fails closed too."""
+@pytest.mark.parametrize(
+    ("kind", "fault"),
+    [
+        ("directory", "the policy file is a directory, not a regular file"),
+        ("not-utf8", "the policy file is not UTF-8 (byte 10)"),
+    ],
+)
+def test_an_unreadable_file_fails_closed(tmp_path: Path, kind: str, fault: str) -> None:
+    """A file that cannot be read or decoded fails closed too, saying why in one line."""
     path = tmp_path / "policy.json"
     if kind == "directory":
         path.mkdir()
     else:
         path.write_bytes(b'{"yolo": \xff}')
-    assert load_policy(path).fault == "the policy file cannot be read"
+    policy = load_policy(path)
+    assert policy.fault == fault
+    assert policy.default_rule is Rule.DENY
 
 
 @pytest.mark.req("POL-001")
