@@ -78,6 +78,14 @@ def _parser() -> argparse.ArgumentParser:
         help="seconds a driver-protocol host has to answer the handshake (default 10)",
     )
     parser.add_argument(
+        "--host-max-line",
+        type=int,
+        default=None,
+        metavar="BYTES",
+        help="bytes one line of a driver-protocol host's output may hold (default 16 MiB); "
+        "a longer line, or as much text without a newline, ends the running check as errored",
+    )
+    parser.add_argument(
         "pytest_args",
         nargs=argparse.REMAINDER,
         help="after '--', further pytest arguments (for example -k or -x)",
@@ -176,6 +184,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = _parser().parse_args(args)
     passed: list[str] = []
     if options.expectations:
+        from conformance import expectations
+
+        try:
+            expectations.load(options.expectations)
+        except expectations.ExpectationsError as error:
+            # Refused before the run starts: a usage error, with no report to write.
+            print(f"secref-conformance: --expectations: {error}")
+            return HARNESS_FAILURE
         passed += ["--expectations", options.expectations]
     if options.validate_protocol:
         passed.append("--validate-protocol")
@@ -183,6 +199,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         passed += ["--host-timeout", str(options.host_timeout)]
     if options.host_start_timeout is not None:
         passed += ["--host-start-timeout", str(options.host_start_timeout)]
+    if options.host_max_line is not None:
+        passed += ["--host-max-line", str(options.host_max_line)]
     return run(
         options.host,
         options.report_json,

@@ -19,6 +19,7 @@ from conformance import _hooks
 from conformance.canary import Mint
 from conformance.host import HostUnderTest
 from conformance.hosts import HostSelectionError, build_host, describe
+from conformance.hosts._framing import DEFAULT_MAX_LINE
 from conformance.scenario import REFERENCE_CAPABILITY, RecordingHost
 
 _HOOKS_NAME: Final = "secref-conformance-hooks"
@@ -88,6 +89,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="SECONDS",
         help="seconds a driver-protocol host has to answer the handshake (default 10)",
     )
+    group.addoption(
+        "--host-max-line",
+        dest="secref_host_max_line",
+        type=int,
+        default=DEFAULT_MAX_LINE,
+        metavar="BYTES",
+        help="bytes one line of a driver-protocol host's output may hold (default 16 MiB); "
+        "a longer line, or as much text without a newline, ends the running check as errored",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -110,6 +120,7 @@ def secref_host(request: pytest.FixtureRequest) -> Iterator[HostUnderTest]:
             call_timeout=request.config.getoption("secref_host_timeout"),
             start_timeout=request.config.getoption("secref_host_start_timeout"),
             validate=request.config.getoption("secref_validate_protocol"),
+            max_line=request.config.getoption("secref_host_max_line"),
         )
     except HostSelectionError as error:
         pytest.exit(f"secref-conformance: {error}", returncode=pytest.ExitCode.USAGE_ERROR)

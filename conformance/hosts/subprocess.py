@@ -216,9 +216,8 @@ class SubprocessHost:
             connection.close()
             shown = quote(json.dumps(version)) if _is_json(version) else type(version).__name__
             raise HarnessError(
-                f"the host answered start with protocol {shown}; the suite speaks driver "
-                f"protocol {PROTOCOL_VERSION}, which the handshake must name as the integer "
-                f"{PROTOCOL_VERSION}"
+                f"the host speaks driver protocol {shown}; the suite speaks {PROTOCOL_VERSION}, "
+                f"which the handshake must give as the integer {PROTOCOL_VERSION}"
             )
         host = result.get("host")
         if not isinstance(host, dict):
