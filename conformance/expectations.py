@@ -214,8 +214,10 @@ def _safe_yaml(text: str, target: Path) -> object:
     # refused before any of it is built.
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            mark = event.start_mark
+            where = f" (line {mark.line + 1})" if mark is not None else ""
             raise ExpectationsError(
-                f"{target} uses a YAML anchor or alias (line {event.start_mark.line + 1}); "
+                f"{target} uses a YAML anchor or alias{where}; "
                 "expectations files must spell every entry out"
             )
     return yaml.safe_load(text)
