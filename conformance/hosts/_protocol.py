@@ -11,13 +11,13 @@ long text cut. It never reads from or writes to a process, and never quotes host
 from __future__ import annotations
 
 import json
-import re
 import shlex
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Any, Final
 
 from conformance.hosts import HostSelectionError
+from conformance.inert import escape_controls
 
 #: The protocol version the suite speaks.
 PROTOCOL_VERSION: Final = 1
@@ -87,23 +87,6 @@ class HostRefusedError(HostError):
 def split_command(command: str | Sequence[str]) -> list[str]:
     """Return the adapter's command as an argument list, split as a POSIX shell would."""
     return shlex.split(command) if isinstance(command, str) else list(command)
-
-
-#: Characters shown escaped wherever host text is quoted: C0 and C1 controls, DEL, and the
-#: Unicode line, paragraph and bidirectional-override characters that reorder or break a line.
-CONTROL_CHARACTERS: Final = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
-)
-
-
-def escape_controls(text: str) -> str:
-    """Return ``text`` with every control character shown as an escape, such as ``\\x1b``."""
-
-    def shown(match: re.Match[str]) -> str:
-        code = ord(match.group())
-        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-    return CONTROL_CHARACTERS.sub(shown, text)
 
 
 def is_protocol_version(value: object) -> bool:

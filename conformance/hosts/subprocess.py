@@ -52,7 +52,6 @@ from conformance.hosts._protocol import (
     HostRefusedError,
     ProtocolSchemas,
     ProtocolViolationError,
-    escape_controls,
     is_protocol_version,
     quote,
     split_command,
@@ -85,7 +84,6 @@ __all__ = [
     "ProtocolViolationError",
     "SubprocessHost",
     "default_env",
-    "escape_controls",
     "main",
     "split_command",
 ]
