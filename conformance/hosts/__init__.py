@@ -34,7 +34,8 @@ def build_host(selector: str | None, **driver_options: Any) -> HostUnderTest:
             this process, ``"mutant:<name>"`` for a mutant of it, or a command line that starts
             a driver-protocol adapter.
         driver_options: Keyword arguments for :class:`conformance.hosts.subprocess.SubprocessHost`
-            (``call_timeout``, ``start_timeout``, ``validate``); ignored by in-process hosts.
+            (``call_timeout``, ``start_timeout``, ``validate``, ``max_line``); ignored by
+            in-process hosts.
 
     Returns:
         A host ready for :meth:`HostUnderTest.reset`.
