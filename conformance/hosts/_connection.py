@@ -50,6 +50,11 @@ from conformance.hosts._supervise import Supervised
 #: the pipe); the suite's messages are small, so this only ever ends a host that stopped.
 WRITE_TIMEOUT_SECONDS: Final = 10.0
 
+#: Prompts the suite answers at once, each on a thread of its own. A check opens at most a
+#: pending limit's worth (4 by default, decisions R3.5) plus one; the bound only stops a host
+#: that floods prompts from costing the suite a thread each without end.
+MAX_OPEN_PROMPTS: Final = 256
+
 #: Seconds the suite waits for a reader thread to finish once the tree is killed.
 READER_JOIN_SECONDS: Final = 2.0
 
@@ -110,6 +115,7 @@ class Connection:
         self.failure: HostError | None = None
         self._closing = False
         self._framer = LineFramer(max_line)
+        self._open_prompts = 0
         self.left_alive = 0
         self.supervised = Supervised(argv, env, cwd)
         self.process = self.supervised.process
@@ -177,6 +183,14 @@ class Connection:
                     + (f": {quote(self._redact(str(error)))}" if str(error) else "")
                 )
             )
+
+    def _operate(self, prompt_id: Any, params: Mapping[str, Any]) -> None:
+        """Play the operator for one prompt, on its own thread, and count it closed after."""
+        try:
+            self._on_prompt(self, prompt_id, params)
+        finally:
+            with self._lock:
+                self._open_prompts -= 1
 
     def _stopped(self) -> bool:
         return self.failure is not None
@@ -246,9 +260,19 @@ class Connection:
             if not isinstance(params, dict) or not isinstance(params.get("request"), dict):
                 self._reply_error(message["id"], "bad-request", "a prompt needs params.request")
                 return
+            with self._lock:
+                self._open_prompts += 1
+                too_many = self._open_prompts > MAX_OPEN_PROMPTS
+            if too_many:
+                self.fail(
+                    ProtocolViolationError(
+                        f"the host opened more than {MAX_OPEN_PROMPTS} prompts at once"
+                    )
+                )
+                return
             threading.Thread(
-                target=self._on_prompt,
-                args=(self, message["id"], params),
+                target=self._operate,
+                args=(message["id"], params),
                 name="secref-operator",
                 daemon=True,
             ).start()

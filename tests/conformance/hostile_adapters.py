@@ -9,6 +9,8 @@ mode says:
 - ``orphans``: starts children with no standard streams of the adapter's, one of them in a new
   session (so out of the adapter's process group), all sleeping for an hour.
 - ``flood``: at the first ``invoke``, writes text with no newline until it is killed.
+- ``prompt-flood``: at the first ``invoke``, sends 20,000 ``prompt`` requests without reading
+  the answers, then sleeps.
 - ``brackets``: at the first ``invoke``, writes one line of 100,000 ``[``.
 - ``protocol-true``: answers the handshake with ``"protocol": true``.
 - ``markup``: a host name and version holding newlines, a forged Markdown verdict line,
@@ -31,6 +33,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 #: Text every attack that can carry text carries: each way host text could escape its place.
 MARKUP = (
@@ -129,6 +132,15 @@ def main(mode: str) -> int:
                 chunk = "x" * 65536
                 while True:
                     sys.stdout.write(chunk)
+            if mode == "prompt-flood":
+                prompt = {"invoke": request_id, "request": {"tool": "x", "arguments": "{}"}}
+                for number in range(20_000):
+                    sys.stdout.write(
+                        json.dumps({"id": 1_000_000 + number, "method": "prompt", "params": prompt})
+                        + "\n"
+                    )
+                sys.stdout.flush()
+                time.sleep(3600)
             if mode == "brackets":
                 sys.stdout.write("[" * 100_000 + "\n")
                 sys.stdout.flush()

@@ -235,6 +235,15 @@ def test_deeply_nested_line_is_an_error_that_names_it(tmp_path: Path) -> None:
     assert not any("did not answer" in detail for detail in details)
 
 
+def test_prompt_flood_is_bounded(tmp_path: Path) -> None:
+    """Thousands of prompts neither cost a thread each without end nor hang the check."""
+    run = run_hostile(tmp_path, "prompt-flood", "--requirements", "VAULT-003")
+    details = errored_details(assert_survived(run))
+    assert any(
+        "prompts at once" in detail or "did not read its input" in detail for detail in details
+    ), details
+
+
 def test_protocol_true_is_refused(tmp_path: Path) -> None:
     """``"protocol": true`` is not version 1: a harness error that says so, exit 2."""
     run = run_hostile(tmp_path, "protocol-true", "--requirements", "VAULT-003")
