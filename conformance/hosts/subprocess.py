@@ -356,7 +356,14 @@ class SubprocessHost:
             )
             connection.fail(error)
             raise error
-        return result_from_wire(result)
+        try:
+            return result_from_wire(result)
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            failure = ProtocolViolationError(
+                f"the host's invoke result is malformed ({type(error).__name__})"
+            )
+            connection.fail(failure)
+            raise failure from error
 
     def invoke(self, tool: str, args: str, operator: OperatorScript | None = None) -> CallResult:
         """Run one call and wait for it."""
@@ -377,7 +384,16 @@ class SubprocessHost:
         """Return every surface, with the host's standard error as ``printed``."""
         connection = self._live()
         data = self._call(connection, "observe", {}, self.call_timeout)
-        return observation_from_wire(data, connection.printed())
+        try:
+            return observation_from_wire(data, connection.printed())
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            # binascii.Error is a ValueError. A surface the suite cannot read is the host's
+            # protocol failure: the check errors, it never fails on it.
+            failure = ProtocolViolationError(
+                f"the host's observe result is malformed ({type(error).__name__})"
+            )
+            connection.fail(failure)
+            raise failure from error
 
     def close(self) -> None:
         """Shut the adapter down and release its process and pipes."""

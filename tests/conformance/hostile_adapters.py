@@ -11,6 +11,7 @@ mode says:
 - ``flood``: at the first ``invoke``, writes text with no newline until it is killed.
 - ``prompt-flood``: at the first ``invoke``, sends 20,000 ``prompt`` requests without reading
   the answers, then sleeps.
+- ``bad-observe``: answers ``observe`` with surfaces of the wrong shape.
 - ``brackets``: at the first ``invoke``, writes one line of 100,000 ``[``.
 - ``protocol-true``: answers the handshake with ``"protocol": true``.
 - ``markup``: a host name and version holding newlines, a forged Markdown verdict line,
@@ -120,6 +121,10 @@ def main(mode: str) -> int:
         elif method == "control":
             send({"id": request_id, "result": {}})
         elif method == "observe":
+            if mode == "bad-observe":
+                broken = {**EMPTY_OBSERVATION, "log": [1], "ledgerBase64": "%%"}
+                send({"id": request_id, "result": broken})
+                continue
             send({"id": request_id, "result": EMPTY_OBSERVATION})
         elif method == "shutdown":
             send({"id": request_id, "result": {}})

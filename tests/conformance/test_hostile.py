@@ -318,6 +318,21 @@ def test_nested_alias_expectations_are_a_usage_error(tmp_path: Path) -> None:
     assert run.orphans == ()
 
 
+def test_malformed_surfaces_are_a_host_error() -> None:
+    """An observe result of the wrong shape errors the check; it is never a verdict."""
+    from conformance.host import HostConfig
+    from conformance.hosts.subprocess import ProtocolViolationError, SubprocessHost
+
+    host = SubprocessHost([sys.executable, str(ADAPTERS), "bad-observe"], call_timeout=5.0)
+    try:
+        host.reset(HostConfig())
+        with pytest.raises(ProtocolViolationError, match="observe result is malformed"):
+            host.observe()
+        assert host.failure is not None
+    finally:
+        host.close()
+
+
 @pytest.mark.parametrize("payload", ["true", "1.0", '"1"', "2"])
 def test_only_the_integer_one_is_protocol_one(payload: str) -> None:
     """The handshake check refuses every stand-in for the integer 1."""
