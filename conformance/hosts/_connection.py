@@ -164,7 +164,9 @@ class Connection:
         if status is None:
             status = self.supervised.wait(1.0)
         what = "closed its standard output" if status is None else f"exited with status {status}"
-        tail = quote(self._redact(self._stderr_text(0)).strip()[-STDERR_TAIL_CHARS:])
+        tail = quote(
+            self._redact(self._stderr_text(0)).strip()[-STDERR_TAIL_CHARS:], STDERR_TAIL_CHARS
+        )
         suffix = f"; its standard error ends: {tail}" if tail else "; it wrote nothing on stderr"
         return HostCrashedError(f"the host {what}{suffix}")
 
