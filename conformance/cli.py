@@ -173,7 +173,22 @@ def run(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``secref-conformance``."""
+    """Entry point of ``secref-conformance``, in a process of its own.
+
+    At the end it kills any child of this process still alive (an orphan of an adapter's tree,
+    reparented here); call :func:`run` instead from a process that has children of its own.
+    """
+    try:
+        return _main(argv)
+    finally:
+        from conformance.hosts._supervise import end_strays
+
+        # The console script's process runs only the suite, and as a subreaper it is the parent
+        # of every orphan an adapter left: any child still alive now is one of those.
+        end_strays()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     import sys
 
     args = list(sys.argv[1:] if argv is None else argv)

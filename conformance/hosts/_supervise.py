@@ -7,7 +7,9 @@ again, and on Linux makes the suite a child subreaper (``PR_SET_CHILD_SUBREAPER`
 descendant orphaned by its parent is reparented to the suite rather than to PID 1. Ending the
 adapter kills the process group, every descendant found through ``/proc`` and every process
 that carries the token, then reaps the ones the suite became the parent of. It never sends a
-signal to a process it cannot tie to the adapter it started, and no wait here is unbounded.
+signal to a process it cannot tie to an adapter it started (:func:`end_strays`, for the console
+script's own process, kills its remaining children, all of which the suite started), and no wait
+here is unbounded.
 """
 
 from __future__ import annotations
@@ -205,3 +207,35 @@ class Supervised:
                     os.waitpid(pid, os.WNOHANG)
             if stat is None:
                 self._killed.discard(pid)
+
+
+def end_strays() -> int:
+    """Kill and reap every live child of this process; return how many there were.
+
+    For the end of a run in a process that exists only to run the suite (the console script):
+    as a subreaper it is the parent of every orphan of every adapter's tree, a descendant that
+    cleared its environment and left its group included, so each child left at the end is one
+    the suite started. It does nothing unless this process became a subreaper.
+    """
+    if not _subreaper:
+        return 0
+    me = os.getpid()
+    strays = [
+        pid
+        for pid in _pids()
+        if (stat := _stat(pid)) is not None and stat[0] == me and stat[2] != "Z"
+    ]
+    for pid in strays:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + KILL_WAIT_SECONDS
+    for pid in strays:
+        while True:
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if done or time.monotonic() >= deadline:
+                break
+            time.sleep(0.01)
+    return len(strays)

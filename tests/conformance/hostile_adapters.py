@@ -8,6 +8,8 @@ mode says:
   then exits at the first ``invoke``.
 - ``orphans``: starts children with no standard streams of the adapter's, one of them in a new
   session (so out of the adapter's process group), all sleeping for an hour.
+- ``escape-artist``: leaves a grandchild that cleared its environment, left the process group
+  and session, and whose parent exited, sleeping for an hour.
 - ``flood``: at the first ``invoke``, writes text with no newline until it is killed.
 - ``prompt-flood``: at the first ``invoke``, sends 20,000 ``prompt`` requests without reading
   the answers, then sleeps.
@@ -79,6 +81,27 @@ def sleeper(*, inherit: bool, new_session: bool = False) -> None:
     )
 
 
+def escape_artist() -> None:
+    """Leave a grandchild with no marker in its environment, in a session of its own, orphaned."""
+    marker = os.environ.get("SECREF_HOSTILE_MARKER", "secref-hostile")
+    code = (
+        "import os, sys, time\n"
+        "if os.fork():\n"
+        "    os._exit(0)\n"
+        "os.setsid()\n"
+        "os.execve(sys.executable, [sys.executable, '-c', 'import time; time.sleep(3600)', "
+        f"{marker!r}], {{}})\n"
+    )
+    subprocess.run(
+        [sys.executable, "-c", code],
+        env={},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
+
+
 def fragments(values: list[str]) -> str:
     """Return garbage quoting pieces of ``values``: prefixes, suffixes, middles, escaped."""
     pieces = []
@@ -106,6 +129,8 @@ def main(mode: str) -> int:
             if mode == "orphans":
                 sleeper(inherit=False)
                 sleeper(inherit=False, new_session=True)
+            if mode == "escape-artist":
+                escape_artist()
         elif method == "configure":
             params = message.get("params", {})
             values = [

@@ -205,6 +205,13 @@ def test_children_outside_the_process_group_are_killed(tmp_path: Path) -> None:
     assert_survived_except_verdict(run)
 
 
+def test_orphan_without_marker_or_group_is_killed(tmp_path: Path) -> None:
+    """A grandchild that cleared its environment, left the group and lost its parent dies too."""
+    run = run_hostile(tmp_path, "escape-artist", "--requirements", "VAULT-003")
+    assert run.orphans == ()
+    assert_survived_except_verdict(run)
+
+
 def assert_survived_except_verdict(run: HostileRun) -> None:
     """Assert the bounds and well-formed reports of a run whose host may be conformant."""
     assert run.seconds < MAX_RUN_SECONDS
