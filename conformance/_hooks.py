@@ -30,6 +30,7 @@ from conformance.canary import (
     surfaces_judged_by,
 )
 from conformance.hosts.subprocess import HostError
+from conformance.inert import escape_controls, escape_controls_keep_lines
 from conformance.outcomes import CheckRecord, HardeningRow, LeakError, Outcome, RequirementError
 from conformance.report import (
     EXIT_CODES,
@@ -446,13 +447,25 @@ class ConformanceHooks:
     def _scrub_report(self, item: pytest.Item, report: pytest.TestReport) -> None:
         if report.longrepr is None and not report.sections:
             return
-        text = str(report.longrepr or "")
         detector = self._detector(item)
-        if detector.find(text) or detector.find_hardening(text):
-            report.longrepr = detector.redact(text)
+        longrepr = report.longrepr
+        if isinstance(longrepr, tuple) and len(longrepr) == 3:
+            # A skip: (path, line, reason), the shape pytest's skip summary needs.
+            reason = str(longrepr[2])
+            cleaned = escape_controls(detector.redact(reason))
+            if cleaned != reason:
+                report.longrepr = (longrepr[0], longrepr[1], cleaned)
+        else:
+            text = str(longrepr or "")
+            # Redaction catches runs of a value too, not only whole forms; and host text printed
+            # on the terminal must not carry control characters there.
+            cleaned = escape_controls_keep_lines(detector.redact(text))
+            if cleaned != text:
+                report.longrepr = cleaned
         for index, (key, content) in enumerate(report.sections):
-            if detector.find(content) or detector.find_hardening(content):
-                report.sections[index] = (key, detector.redact(content))
+            cleaned = escape_controls_keep_lines(detector.redact(content))
+            if cleaned != content:
+                report.sections[index] = (key, cleaned)
 
     # --- the end of the run -------------------------------------------------------------------
 

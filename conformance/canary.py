@@ -473,6 +473,46 @@ def _strings(node: object, path: str) -> Iterator[tuple[str, str]]:
                 stack.append((child, f"{where}/{index}"))
 
 
+#: The shortest run of a value's characters that no report may hold (decisions S1.5).
+MIN_REDACTED_RUN: Final = 8
+
+
+def redact_runs(text: str, index: Mapping[str, str]) -> str:
+    """Replace every run of text covered by a window of ``index`` with that window's label.
+
+    Args:
+        text: The text to clean.
+        index: Every :data:`MIN_REDACTED_RUN`-character window of every value, mapped to the
+            value's label.
+
+    Returns:
+        ``text`` with each maximal stretch of overlapping matching windows replaced by
+        ``<label:part>``; ``text`` itself when no window matches.
+    """
+    width = MIN_REDACTED_RUN
+    if not index or len(text) < width:
+        return text
+    hits = [
+        (start, label)
+        for start in range(len(text) - width + 1)
+        if (label := index.get(text[start : start + width])) is not None
+    ]
+    if not hits:
+        return text
+    pieces: list[str] = []
+    done = 0
+    stretch_start, stretch_end, stretch_label = hits[0][0], hits[0][0] + width, hits[0][1]
+    for start, label in hits[1:]:
+        if start <= stretch_end:
+            stretch_end = start + width
+            continue
+        pieces += [text[done:stretch_start], f"<{stretch_label}:part>"]
+        done = stretch_end
+        stretch_start, stretch_end, stretch_label = start, start + width, label
+    pieces += [text[done:stretch_start], f"<{stretch_label}:part>", text[stretch_end:]]
+    return "".join(pieces)
+
+
 class Detector:
     """Sweeps surfaces for guarded values.
 
@@ -484,6 +524,8 @@ class Detector:
         self._guarded = tuple(guarded)
         self._forms = tuple((item, required_forms(item.value)) for item in self._guarded)
         self._hardening = tuple((item, hardening_forms(item.value)) for item in self._guarded)
+        self._replacements: list[tuple[str, str]] | None = None
+        self._runs: dict[str, str] | None = None
 
     def __bool__(self) -> bool:
         return bool(self._guarded)
@@ -507,16 +549,36 @@ class Detector:
         ]
 
     def redact(self, text: str) -> str:
-        """Return ``text`` with every form of every guarded value replaced by its label."""
-        pairs = [
-            (form, f"<{item.label}>")
-            for table in (self._forms, self._hardening)
-            for item, forms in table
-            for form in forms.values()
-        ]
-        for form, label in sorted(pairs, key=lambda pair: -len(pair[0])):
-            text = text.replace(form, label)
-        return text
+        """Return ``text`` with every form of every guarded value replaced by its label.
+
+        A run of :data:`MIN_REDACTED_RUN` or more characters of any form (a prefix, a suffix,
+        any part of it) is replaced too, as ``<label:part>``, so cutting or quoting a value
+        cannot carry a piece of it past redaction.
+        """
+        if self._replacements is None:
+            pairs = [
+                (form, f"<{item.label}>")
+                for table in (self._forms, self._hardening)
+                for item, forms in table
+                for form in forms.values()
+            ]
+            self._replacements = sorted(pairs, key=lambda pair: -len(pair[0]))
+        for form, label in self._replacements:
+            if form in text:
+                text = text.replace(form, label)
+        return redact_runs(text, self.run_index())
+
+    def run_index(self) -> Mapping[str, str]:
+        """Return every window of :data:`MIN_REDACTED_RUN` characters of every form, by label."""
+        if self._runs is None:
+            index: dict[str, str] = {}
+            for table in (self._forms, self._hardening):
+                for item, forms in table:
+                    for form in forms.values():
+                        for start in range(len(form) - MIN_REDACTED_RUN + 1):
+                            index.setdefault(form[start : start + MIN_REDACTED_RUN], item.label)
+            self._runs = index
+        return self._runs
 
     def _leaks(
         self,

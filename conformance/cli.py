@@ -87,6 +87,14 @@ def _parser() -> argparse.ArgumentParser:
         help="seconds a driver-protocol host has to answer the handshake (default 10)",
     )
     parser.add_argument(
+        "--host-max-line",
+        type=int,
+        default=None,
+        metavar="BYTES",
+        help="bytes one line of a driver-protocol host's output may hold (default 16 MiB); "
+        "a longer line, or as much text without a newline, ends the running check as errored",
+    )
+    parser.add_argument(
         "pytest_args",
         nargs=argparse.REMAINDER,
         help="after '--', further pytest arguments (for example -k or -x)",
@@ -174,7 +182,22 @@ def run(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``secref-conformance``."""
+    """Entry point of ``secref-conformance``, in a process of its own.
+
+    At the end it kills any child of this process still alive (an orphan of an adapter's tree,
+    reparented here); call :func:`run` instead from a process that has children of its own.
+    """
+    try:
+        return _main(argv)
+    finally:
+        from conformance.hosts._supervise import end_strays
+
+        # The console script's process runs only the suite, and as a subreaper it is the parent
+        # of every orphan an adapter left: any child still alive now is one of those.
+        end_strays()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     import sys
 
     args = list(sys.argv[1:] if argv is None else argv)
@@ -189,6 +212,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = _parser().parse_args(args)
     passed: list[str] = []
     if options.expectations:
+        from conformance import expectations
+
+        try:
+            expectations.load(options.expectations)
+        except expectations.ExpectationsError as error:
+            # Refused before the run starts: a usage error, with no report to write.
+            print(f"secref-conformance: --expectations: {error}")
+            return HARNESS_FAILURE
         passed += ["--expectations", options.expectations]
     if options.validate_protocol:
         passed.append("--validate-protocol")
@@ -198,6 +229,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         passed += ["--host-timeout", str(options.host_timeout)]
     if options.host_start_timeout is not None:
         passed += ["--host-start-timeout", str(options.host_start_timeout)]
+    if options.host_max_line is not None:
+        passed += ["--host-max-line", str(options.host_max_line)]
     return run(
         options.host,
         options.report_json,

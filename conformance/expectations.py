@@ -12,6 +12,7 @@ only the file it is given and reports only IDs, reasons and issue links, never a
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -29,6 +30,10 @@ EXPECTATIONS_VERSION: Final = 1
 #: The requirement outcome of a MUST whose every failure is baselined (and the verdict of a run
 #: whose every failure is).
 BASELINED_REQUIREMENT: Final = "non-conformant (baselined)"
+
+#: Bytes an expectations file may hold. A real file lists a few hundred entries at most; the
+#: bound matches the driver protocol's line limit, so no input the suite reads is unbounded.
+MAX_FILE_BYTES: Final = 16 * 1024 * 1024
 
 _FAILING: Final = frozenset({Outcome.FAIL, Outcome.ERROR})
 _PASSING: Final = frozenset({Outcome.PASS, Outcome.NON_STRICT, Outcome.ACCEPTED})
@@ -154,26 +159,72 @@ def parse(document: object, source: str = "<expectations>") -> Expectations:
 def load(path: str | Path) -> Expectations:
     """Read an expectations file: JSON when it ends in ``.json``, YAML otherwise.
 
+    The file must be a regular file of at most :data:`MAX_FILE_BYTES`; YAML anchors and aliases
+    are refused, since an alias can make a file of a kilobyte expand without bound.
+
     Raises:
-        ExpectationsError: The file cannot be read, decoded, or does not match the schema.
+        ExpectationsError: The file cannot be read, is not a regular file, is too large, uses a
+            YAML alias, cannot be decoded, or does not match the schema.
     """
     target = Path(path)
-    try:
-        text = target.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ExpectationsError(f"{target} cannot be read ({type(error).__name__})") from error
+    text = _read_bounded(target)
     try:
         if target.suffix.lower() == ".json":
             document: object = json.loads(text)
         else:
-            import yaml
-
-            document = yaml.safe_load(text)
+            document = _safe_yaml(text, target)
+    except ExpectationsError:
+        raise
     except ValueError as error:  # json.JSONDecodeError and yaml.YAMLError both
         raise ExpectationsError(f"{target} is not valid JSON or YAML: {error}") from error
-    except Exception as error:  # yaml's errors do not all derive from ValueError
-        raise ExpectationsError(f"{target} is not valid YAML ({type(error).__name__})") from error
-    return parse(document, str(target))
+    except Exception as error:  # RecursionError, MemoryError, and yaml's other errors
+        raise ExpectationsError(f"{target} cannot be decoded ({type(error).__name__})") from error
+    try:
+        return parse(document, str(target))
+    except ExpectationsError:
+        raise
+    except Exception as error:  # a document deep enough to break the schema check, say
+        raise ExpectationsError(
+            f"{target} cannot be checked against its schema ({type(error).__name__})"
+        ) from error
+
+
+def _read_bounded(target: Path) -> str:
+    """Return the text of ``target``, a regular file of at most :data:`MAX_FILE_BYTES`."""
+    import stat
+
+    try:
+        # Non-blocking, so that opening a FIFO cannot hang the run before it is refused.
+        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise ExpectationsError(f"{target} is not a regular file")
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as error:
+        raise ExpectationsError(f"{target} cannot be read ({type(error).__name__})") from error
+    if len(data) > MAX_FILE_BYTES:
+        raise ExpectationsError(f"{target} is larger than {MAX_FILE_BYTES} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ExpectationsError(f"{target} is not UTF-8") from error
+
+
+def _safe_yaml(text: str, target: Path) -> object:
+    """Decode YAML that uses no anchor and no alias; refuse the file otherwise."""
+    import yaml
+
+    # The event stream is read linearly and expands nothing, so a file built to expand is
+    # refused before any of it is built.
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            mark = event.start_mark
+            where = f" (line {mark.line + 1})" if mark is not None else ""
+            raise ExpectationsError(
+                f"{target} uses a YAML anchor or alias{where}; "
+                "expectations files must spell every entry out"
+            )
+    return yaml.safe_load(text)
 
 
 @dataclass(slots=True)

@@ -19,6 +19,7 @@ from conformance import _hooks
 from conformance.canary import Mint
 from conformance.host import HostUnderTest
 from conformance.hosts import HostSelectionError, build_host, describe
+from conformance.hosts._framing import DEFAULT_MAX_LINE
 from conformance.outcomes import not_applicable
 from conformance.scenario import REFERENCE_CAPABILITY, RecordingHost
 
@@ -97,6 +98,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="SECONDS",
         help="seconds a driver-protocol host has to answer the handshake (default 10)",
     )
+    group.addoption(
+        "--host-max-line",
+        dest="secref_host_max_line",
+        type=int,
+        default=DEFAULT_MAX_LINE,
+        metavar="BYTES",
+        help="bytes one line of a driver-protocol host's output may hold (default 16 MiB); "
+        "a longer line, or as much text without a newline, ends the running check as errored",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -120,6 +130,7 @@ def secref_host(request: pytest.FixtureRequest) -> Iterator[HostUnderTest]:
             start_timeout=request.config.getoption("secref_host_start_timeout"),
             validate=request.config.getoption("secref_validate_protocol"),
             via=request.config.getoption("secref_via", "driver"),
+            max_line=request.config.getoption("secref_host_max_line"),
         )
     except HostSelectionError as error:
         pytest.exit(f"secref-conformance: {error}", returncode=pytest.ExitCode.USAGE_ERROR)

@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import Any, Final
 
 from conformance import __version__
+from conformance.canary import Detector, Guarded, issued_canaries, redact_runs
 from conformance.expectations import requirement_outcome
 from conformance.expectations import summary as expectations_summary
+from conformance.inert import escape_controls, map_strings, markdown_code, markdown_text
 from conformance.outcomes import NOT_APPLICABLE_PREFIX, HardeningRow, Outcome
 
 #: The report format this module writes.
@@ -494,28 +496,57 @@ def report_schema() -> dict[str, Any]:
     return schema
 
 
+def redacted(report: Mapping[str, Any]) -> dict[str, Any]:
+    """Return a copy of ``report`` holding no run of 8 or more characters of any canary.
+
+    Every canary minted in this process is looked for in every string, whole or in part, as a
+    last line of defence: the checks redact their own text already.
+    """
+    canaries = issued_canaries()
+    if not canaries:
+        return dict(report)
+    # Every run of a value's forms is a window of the index, whole forms included, so one
+    # linear pass per string is enough.
+    index = Detector([Guarded(canary.label, canary.value) for canary in canaries]).run_index()
+    changed: dict[str, Any] = map_strings(dict(report), lambda text: redact_runs(text, index))
+    return changed
+
+
 def write_json(report: Mapping[str, Any], path: str | Path) -> None:
-    """Write the JSON report to ``path``, creating its directory."""
+    """Write the JSON report to ``path``, creating its directory.
+
+    It is written redacted (:func:`redacted`) and ASCII-only, so that no control or
+    bidirectional character the host sent reaches a terminal that shows the file.
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    text = json.dumps(redacted(report), indent=2, ensure_ascii=True)
+    target.write_text(text + "\n", encoding="utf-8")
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+def _cell(text: object) -> str:
+    """Host or suite text for Markdown running text or a table cell, made inert."""
+    return markdown_text(str(text))
 
 
 def render_markdown(report: Mapping[str, Any]) -> str:
-    """Return the Markdown report of a JSON report."""
+    """Return the Markdown report of a JSON report.
+
+    Every text is escaped where it is written (:mod:`conformance.inert`): none can add a line,
+    a tag, an HTML comment or a verdict.
+    """
     host = report["host"]
+    capabilities = host.get("capabilities") or []
     lines = [
         "# Conformance report",
         "",
-        f"- Verdict: **{verdict_text(report)}** (exit code {report['exitCode']})",
-        f"- Host: {host.get('name')} {host.get('version')} ({host.get('language')})",
-        f"- Suite: {report['suite']['name']} {report['suite']['version']}",
-        f"- Vectors digest: `{report['vectorsDigest']}`",
-        f"- Started: {report['started']}, took {report['durationS']} s",
+        f"- Verdict: **{_cell(verdict_text(report))}** (exit code {int(report['exitCode'])})",
+        f"- Host: {_cell(host.get('name'))} {_cell(host.get('version'))} "
+        f"({_cell(host.get('language'))})",
+        "- Capabilities: " + (", ".join(_cell(item) for item in capabilities) or "none"),
+        f"- Suite: {_cell(report['suite']['name'])} {_cell(report['suite']['version'])}",
+        f"- Vectors digest: {markdown_code(str(report['vectorsDigest']))}",
+        f"- Started: {_cell(report['started'])}, took {report['durationS']} s",
         "",
     ]
     if report["problems"]:
@@ -538,8 +569,8 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     for item in report["requirements"]:
         note = ", ".join(item["alternatives"]) or "; ".join(item["details"][:2])
         lines.append(
-            f"| {item['id']} | {item['level']} | {item['outcome']} | {_count_cell(item)} "
-            f"| {_cell(note)} |"
+            f"| {_cell(item['id'])} | {_cell(item['level'])} | {_cell(item['outcome'])} "
+            f"| {_count_cell(item)} | {_cell(note)} |"
         )
     shown = ("fail", "error", "unexpected-pass", "baselined", "flaky")
     failing = [check for check in report["checks"] if check["outcome"] in shown]
@@ -548,8 +579,9 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         lines.append("|---|---|---|---|")
         for check in failing:
             lines.append(
-                f"| `{check['id']}` | {check['outcome']} | "
-                f"{', '.join(check['failedRequirements'])} | {_cell(check['detail'] or '')} |"
+                f"| {markdown_code(check['id'])} | {_cell(check['outcome'])} | "
+                f"{_cell(', '.join(check['failedRequirements']))} "
+                f"| {_cell(check['detail'] or '')} |"
             )
     applied = report.get("expectations")
     if applied:
@@ -561,7 +593,8 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         lines += ["| Form | Surface | Scrubbed | Kept |", "|---|---|---|---|"]
         for row in report["hardening"]:
             lines.append(
-                f"| {row['form']} | {row['surface']} | {row['scrubbed']} | {row['kept']} |"
+                f"| {_cell(row['form'])} | {_cell(row['surface'])} | {int(row['scrubbed'])} "
+                f"| {int(row['kept'])} |"
             )
     else:
         lines.append("No hardening form was looked for in this run.")
@@ -607,11 +640,16 @@ def write_markdown(report: Mapping[str, Any], path: str | Path) -> None:
     """Write the Markdown report to ``path``, creating its directory."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(render_markdown(report), encoding="utf-8")
+    target.write_text(render_markdown(redacted(report)), encoding="utf-8")
 
 
 def summary_lines(report: Mapping[str, Any]) -> list[str]:
-    """Return the terminal summary: one row per requirement, then the verdict."""
+    """Return the terminal summary: one row per requirement, then the verdict.
+
+    Each line is redacted and has its control characters shown as escapes, so host text cannot
+    move the cursor, recolour the terminal or start a line of its own.
+    """
+    report = redacted(report)
     rows = [
         (
             item["id"],
@@ -648,4 +686,4 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
         lines.append(f"harness problem: {problem}")
     lines.extend(unchecked_lines(report))
     lines.append(f"verdict: {verdict_text(report)} (exit code {report['exitCode']})")
-    return lines
+    return [escape_controls(line) for line in lines]

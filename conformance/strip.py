@@ -25,6 +25,9 @@ from typing import IO, Any, Final
 #: Strip every capability the adapter announces.
 ALL: Final = "ALL"
 
+#: The most the proxy reads of the adapter's output at once; longer lines pass through in pieces.
+CHUNK: Final = 1 << 20
+
 #: The ``observe`` result member each observation capability covers (docs/driver-protocol.md).
 OBSERVE_MEMBERS: Final = {
     "observe.ledger": "ledgerBase64",
@@ -184,8 +187,10 @@ def relay(
                 to_child.close()
 
     threading.Thread(target=upstream, name="strip-upstream", daemon=True).start()
-    for line in iter(from_child.readline, b""):
-        message = _decode(line)
+    # Read in bounded pieces: a piece without its newline is part of an over-long line, relayed
+    # as it is for the suite's own line limit to judge.
+    for line in iter(lambda: from_child.readline(CHUNK), b""):
+        message = _decode(line) if line.endswith(b"\n") else None
         try:
             changed = message is not None and stripper.from_host(message)
             to_suite(_encode(message) if changed and message is not None else line)

@@ -36,7 +36,8 @@ def build_host(selector: str | None, via: str = "driver", **driver_options: Any)
         via: ``"driver"`` (calls as driver-protocol ``invoke`` requests) or ``"mcp"`` (calls
             through the MCP client to the adapter's endpoint, :mod:`conformance.hosts.mcp`).
         driver_options: Keyword arguments for :class:`conformance.hosts.subprocess.SubprocessHost`
-            (``call_timeout``, ``start_timeout``, ``validate``); ignored by in-process hosts.
+            (``call_timeout``, ``start_timeout``, ``validate``, ``max_line``); ignored by
+            in-process hosts.
 
     Returns:
         A host ready for :meth:`HostUnderTest.reset`.

@@ -1,31 +1,29 @@
 """A host under test reached over driver protocol v1: an adapter the suite runs as a subprocess.
 
-This module owns the suite's side of the protocol (docs/driver-protocol.md): starting the
-adapter, the handshake, numbered requests in both directions over newline-delimited JSON,
-playing the operator when the host sends ``prompt``, capturing standard error as the ``printed``
-surface, and surviving a host that crashes, hangs or writes garbage. Such a host makes the
-running check end with a :class:`HostError` that names the cause; the next ``reset`` starts the
-adapter again. A version mismatch, or an adapter that cannot be started at all, is a
-:class:`HarnessError` for the whole run. With ``validate=True`` every message in both directions
-is checked against the protocol's JSON Schemas.
-
-It must never let a hang block the run, never leave a process or a pipe behind, and never put a
+This module owns :class:`SubprocessHost`, the suite's view of an adapter as a
+:class:`~conformance.host.HostUnderTest`: the handshake (the protocol version must be the
+integer 1), configuring a fresh host per check, calls and their deadlines, playing the operator
+when the host sends ``prompt``, the ``printed`` surface from standard error, and starting the
+adapter again after it failed. The work below it is split in three: process supervision
+(:mod:`conformance.hosts._supervise`: own session and process group, the whole tree killed),
+line framing (:mod:`conformance.hosts._framing`: bounded lines, reading stops at the adapter's
+exit) and the protocol mapping (:mod:`conformance.hosts._connection`, with the version, errors
+and schemas in :mod:`conformance.hosts._protocol`). A host that crashes, hangs or writes garbage
+makes the running check end with a :class:`HostError` naming the cause; a version mismatch, or
+an adapter that cannot be started at all, is a :class:`HarnessError` for the whole run. It must
+never let a hang block the run, never leave a process or a pipe behind, and never put a
 configured secret value into an error message: text quoted from the host is redacted first.
 """
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import json
 import os
 import shlex
-import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from importlib import resources
-from typing import IO, Any, Final
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from conformance.host import (
     Answer,
@@ -35,7 +33,29 @@ from conformance.host import (
     Observation,
     OperatorScript,
 )
-from conformance.hosts import HostSelectionError
+from conformance.hosts._connection import Connection, Waiter
+from conformance.hosts._framing import DEFAULT_MAX_LINE, LineTooLongError
+from conformance.hosts._protocol import (
+    DEFAULT_CALL_TIMEOUT,
+    DEFAULT_START_TIMEOUT,
+    LINE_EXCERPT_CHARS,
+    MAX_CONSECUTIVE_HANGS,
+    PRINTED_LIMIT_BYTES,
+    PROTOCOL_VERSION,
+    SHUTDOWN_GRACE_SECONDS,
+    STDERR_TAIL_CHARS,
+    SUITE,
+    HarnessError,
+    HostCrashedError,
+    HostError,
+    HostHungError,
+    HostRefusedError,
+    ProtocolSchemas,
+    ProtocolViolationError,
+    is_protocol_version,
+    quote,
+    split_command,
+)
 from conformance.hosts.wire import (
     WireControl,
     config_to_wire,
@@ -44,510 +64,34 @@ from conformance.hosts.wire import (
     result_from_wire,
 )
 
-#: The protocol version the suite speaks.
-PROTOCOL_VERSION: Final = 1
-
-#: Characters of an offending line quoted in an error (the issue's figure).
-LINE_EXCERPT_CHARS: Final = 200
-
-#: Characters of the host's standard error quoted when it crashes.
-STDERR_TAIL_CHARS: Final = 600
-
-#: Bytes of standard error kept for the ``printed`` surface of one check; older text is dropped.
-PRINTED_LIMIT_BYTES: Final = 8 * 1024 * 1024
-
-#: Seconds the host has to exit after ``shutdown`` before it is killed.
-SHUTDOWN_GRACE_SECONDS: Final = 5.0
-
-#: Checks in a row that may end with the host hung before the host is abandoned for the run, so
-#: a host that hangs on everything costs three timeouts, not one per check.
-MAX_CONSECUTIVE_HANGS: Final = 3
-
-#: Default seconds for the handshake and for each request (``--host-start-timeout``,
-#: ``--host-timeout``).
-DEFAULT_START_TIMEOUT: Final = 10.0
-DEFAULT_CALL_TIMEOUT: Final = 30.0
-
-_SUITE: Final = {"name": "secref-suite", "version": "0.1.0"}
-
-
-class HarnessError(HostSelectionError):
-    """The run cannot go on: the adapter cannot be started, or speaks another protocol version.
-
-    The console script exits with status 2; nothing about conformance was learned.
-    """
-
-
-class HostError(Exception):
-    """The host failed at the protocol level during a check, which ends as errored.
-
-    Never a pass and never a conformance failure: the check learned nothing.
-    """
-
-
-class HostCrashedError(HostError):
-    """The adapter exited, or closed its standard output, before it was asked to."""
-
-
-class HostHungError(HostError):
-    """The adapter did not answer a request within its timeout."""
-
-
-class ProtocolViolationError(HostError):
-    """A line that is not protocol, or (with validation) a message that fails its schema."""
-
-
-class HostRefusedError(HostError):
-    """The adapter answered a request with an error response.
-
-    Attributes:
-        code: The error code, e.g. ``unsupported``.
-    """
-
-    def __init__(self, method: str, code: str, message: str) -> None:
-        super().__init__(f"the host refused {method}: {code}: {message}")
-        self.code = code
-
-
-def split_command(command: str | Sequence[str]) -> list[str]:
-    """Return the adapter's command as an argument list, split as a POSIX shell would."""
-    return shlex.split(command) if isinstance(command, str) else list(command)
-
-
-def _excerpt(text: str, limit: int = LINE_EXCERPT_CHARS) -> str:
-    text = text.rstrip("\r\n")
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-# --- schemas ----------------------------------------------------------------------------------
-
-
-class ProtocolSchemas:
-    """The JSON Schemas of every message, for ``--validate-protocol``."""
-
-    def __init__(self) -> None:
-        from jsonschema import Draft202012Validator
-        from referencing import Registry, Resource
-
-        folder = resources.files("conformance").joinpath("schemas", "protocol")
-        documents: dict[str, Any] = {}
-        for entry in folder.iterdir():
-            if entry.name.endswith(".schema.json"):
-                documents[entry.name] = json.loads(entry.read_text(encoding="utf-8"))
-        registry: Registry[Any] = Registry().with_resources(
-            (document["$id"], Resource.from_contents(document)) for document in documents.values()
-        )
-        self._validators = {
-            name.removesuffix(".schema.json"): Draft202012Validator(document, registry=registry)
-            for name, document in documents.items()
-        }
-
-    def names(self) -> frozenset[str]:
-        """Return the schema names, e.g. ``invoke.request``."""
-        return frozenset(self._validators)
-
-    def check(self, name: str, message: Mapping[str, Any], sender: str) -> None:
-        """Check ``message`` against the schema ``name``.
-
-        Args:
-            name: The schema, e.g. ``prompt.request`` or ``error.response``.
-            message: The decoded message.
-            sender: ``"host"`` or ``"suite"``, for the error text.
-
-        Raises:
-            ProtocolViolationError: The message does not match. The text names the schema, the path
-                and the failing keyword, never the instance's content.
-        """
-        error = next(iter(self._validators[name].iter_errors(message)), None)
-        if error is None:
-            return
-        pointer = "/" + "/".join(str(part) for part in error.absolute_path)
-        rule = "/".join(str(part) for part in error.absolute_schema_path)
-        raise ProtocolViolationError(
-            f"the {sender} sent a message that does not match {name}.schema.json: "
-            f"at {pointer} it fails {error.validator!r} ({rule})"
-        )
-
-
-# --- one running adapter ----------------------------------------------------------------------
-
-
-class _Waiter:
-    """One request of the suite's, waiting for its response."""
-
-    __slots__ = ("deadline", "done", "method", "paused", "response", "timeout")
-
-    def __init__(self, method: str, timeout: float) -> None:
-        self.method = method
-        self.timeout = timeout
-        self.deadline = time.monotonic() + timeout
-        self.done = threading.Event()
-        self.response: Mapping[str, Any] | None = None
-        self.paused = 0
-
-
-PromptHandler = Callable[["_Connection", Any, Mapping[str, Any]], None]
-
-
-class _Connection:
-    """One adapter process: its pipes, its reader threads and the requests in flight."""
-
-    def __init__(
-        self,
-        argv: Sequence[str],
-        *,
-        on_prompt: PromptHandler,
-        schemas: ProtocolSchemas | None,
-        redact: Callable[[str], str],
-        env: Mapping[str, str] | None,
-        cwd: str | None,
-    ) -> None:
-        self._on_prompt = on_prompt
-        self._schemas = schemas
-        self._redact = redact
-        self._lock = threading.Lock()
-        self._write_lock = threading.Lock()
-        self._ids = itertools.count()
-        self._waiting: dict[int, _Waiter] = {}
-        self._stderr = bytearray()
-        self._stderr_mark = 0
-        self.failure: HostError | None = None
-        self._closing = False
-        self.process = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=None if env is None else dict(env),
-            cwd=cwd,
-        )
-        assert self.process.stdout is not None
-        assert self.process.stderr is not None
-        self._readers = [
-            threading.Thread(
-                target=self._read_stdout,
-                args=(self.process.stdout,),
-                name="secref-host-stdout",
-                daemon=True,
-            ),
-            threading.Thread(
-                target=self._read_stderr,
-                args=(self.process.stderr,),
-                name="secref-host-stderr",
-                daemon=True,
-            ),
-        ]
-        for reader in self._readers:
-            reader.start()
-
-    # --- failing -----------------------------------------------------------------------------
-
-    def fail(self, error: HostError) -> None:
-        """Record the first failure, wake every waiter and stop the process."""
-        with self._lock:
-            if self.failure is None and not self._closing:
-                self.failure = error
-            waiters = list(self._waiting.values())
-        for waiter in waiters:
-            waiter.done.set()
-        self._kill()
-
-    def _kill(self) -> None:
-        if self.process.poll() is None:
-            with contextlib.suppress(OSError):
-                self.process.kill()
-
-    def _raise_failure(self) -> None:
-        if self.failure is not None:
-            raise self.failure
-
-    def _crashed(self) -> HostCrashedError:
-        status = self.process.poll()
-        if status is None:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                status = self.process.wait(1.0)
-        what = "closed its standard output" if status is None else f"exited with status {status}"
-        tail = self._redact(self._stderr_text(0)[-STDERR_TAIL_CHARS:]).strip()
-        suffix = f"; its standard error ends: {tail}" if tail else "; it wrote nothing on stderr"
-        return HostCrashedError(f"the host {what}{suffix}")
-
-    # --- reading -----------------------------------------------------------------------------
-
-    def _read_stderr(self, stream: IO[bytes]) -> None:
-        fd = stream.fileno()
-        for chunk in iter(lambda: os.read(fd, 65536), b""):
-            with self._lock:
-                self._stderr.extend(chunk)
-                excess = len(self._stderr) - self._stderr_mark - PRINTED_LIMIT_BYTES
-                if excess > 0:
-                    del self._stderr[: self._stderr_mark + excess]
-                    self._stderr_mark = 0
-
-    def _read_stdout(self, stream: IO[bytes]) -> None:
-        for line in stream:
-            if self.failure is not None:
-                break
-            self._take(line)
-        if self.failure is None and not self._closing:
-            self.fail(self._crashed())
-
-    def _garbage(self, text: str, why: str = "") -> None:
-        self.fail(
-            ProtocolViolationError(
-                f"the host wrote a line that is not protocol{why}: {_excerpt(self._redact(text))!r}"
-            )
-        )
-
-    def _take(self, line: bytes) -> None:
-        try:
-            text = line.decode("utf-8")
-        except UnicodeDecodeError:
-            self._garbage(line.decode("utf-8", "replace"), " (not UTF-8)")
-            return
-        if not text.strip():
-            self._garbage(text, " (an empty line)")
-            return
-        try:
-            message = json.loads(text)
-        except ValueError:
-            self._garbage(text)
-            return
-        if not isinstance(message, dict) or "id" not in message:
-            self._garbage(text)
-            return
-        if self._schemas is not None:
-            try:
-                self._schemas.check("message", message, "host")
-            except ProtocolViolationError as error:
-                self.fail(error)
-                return
-        if "method" in message:
-            if message.get("method") != "prompt":
-                self._reply_error(message["id"], "unknown-method", "the suite serves prompt only")
-                return
-            if self._schemas is not None:
-                try:
-                    self._schemas.check("prompt.request", message, "host")
-                except ProtocolViolationError as error:
-                    self.fail(error)
-                    return
-            params = message.get("params")
-            if not isinstance(params, dict) or not isinstance(params.get("request"), dict):
-                self._reply_error(message["id"], "bad-request", "a prompt needs params.request")
-                return
-            threading.Thread(
-                target=self._on_prompt,
-                args=(self, message["id"], params),
-                name="secref-operator",
-                daemon=True,
-            ).start()
-            return
-        if "result" not in message and "error" not in message:
-            self._garbage(text, " (neither a request nor a response)")
-            return
-        request_id = message["id"]
-        with self._lock:
-            waiter = (
-                self._waiting.pop(request_id, None)
-                if isinstance(request_id, int) and not isinstance(request_id, bool)
-                else None
-            )
-        if waiter is None:
-            self._garbage(text, " (it answers no open request)")
-            return
-        if self._schemas is not None:
-            name = f"{waiter.method}.response" if "result" in message else "error.response"
-            try:
-                self._schemas.check(name, message, "host")
-            except ProtocolViolationError as error:
-                self.fail(error)
-                waiter.done.set()
-                return
-        waiter.response = message
-        waiter.done.set()
-
-    # --- writing -----------------------------------------------------------------------------
-
-    def send(self, message: Mapping[str, Any], schema: str | None = None) -> None:
-        """Write one message as one line.
-
-        Raises:
-            HostError: The host has failed, or its standard input is closed.
-            ProtocolViolationError: With validation on, the suite's own message fails ``schema``.
-        """
-        self._raise_failure()
-        if self._schemas is not None and schema is not None:
-            self._schemas.check(schema, message, "suite")
-        line = json.dumps(message, ensure_ascii=True, separators=(",", ":")) + "\n"
-        stdin = self.process.stdin
-        assert stdin is not None
-        try:
-            with self._write_lock:
-                stdin.write(line.encode("ascii"))
-                stdin.flush()
-        except (BrokenPipeError, ValueError, OSError):
-            self.fail(self._crashed())
-            self._raise_failure()
-
-    def _reply_error(self, request_id: Any, code: str, message: str) -> None:
-        with contextlib.suppress(HostError):
-            self.send(
-                {"id": request_id, "error": {"code": code, "message": message}}, "error.response"
-            )
-
-    def answer_prompt(self, prompt_id: Any, answer: str) -> None:
-        """Send the operator's answer to one prompt; a failed host is left to its waiters."""
-        with contextlib.suppress(HostError):
-            self.send({"id": prompt_id, "result": {"answer": answer}}, "prompt.response")
-
-    # --- requests ----------------------------------------------------------------------------
-
-    def begin(
-        self,
-        method: str,
-        params: Mapping[str, Any],
-        timeout: float,
-        before_send: Callable[[int], None] | None = None,
-    ) -> tuple[int, _Waiter]:
-        """Send one request without waiting for it; return its id and waiter.
-
-        Args:
-            method: The request's method.
-            params: Its params.
-            timeout: Seconds the host has to answer.
-            before_send: Called with the request's id before it is written.
-        """
-        self._raise_failure()
-        with self._lock:
-            request_id = next(self._ids)
-            waiter = _Waiter(method, timeout)
-            self._waiting[request_id] = waiter
-        if before_send is not None:
-            before_send(request_id)
-        self.send({"id": request_id, "method": method, "params": dict(params)}, f"{method}.request")
-        return request_id, waiter
-
-    def finish(self, waiter: _Waiter, limit: float | None = None) -> Mapping[str, Any]:
-        """Wait for ``waiter``'s response and return its result.
-
-        Args:
-            waiter: From :meth:`begin`.
-            limit: Seconds the caller will wait before it gives up with ``TimeoutError`` (the
-                host is not blamed); ``None`` waits for the host's own deadline.
-
-        Raises:
-            HostHungError: The host's deadline passed; the process is killed.
-            HostRefusedError: The host answered with an error.
-            HostError: The host failed otherwise.
-            TimeoutError: ``limit`` passed first.
-        """
-        give_up = None if limit is None else time.monotonic() + limit
-        while not waiter.done.wait(0.05):
-            if self.failure is not None:
-                break
-            now = time.monotonic()
-            if waiter.paused == 0 and now >= waiter.deadline:
-                self.fail(
-                    HostHungError(
-                        f"the host did not answer {waiter.method} within {waiter.timeout:g} s"
-                    )
-                )
-                break
-            if give_up is not None and now >= give_up:
-                raise TimeoutError(f"the call did not finish within {limit:g} s")
-        response = waiter.response
-        if response is None:
-            self._raise_failure()
-            raise HostCrashedError("the host stopped before it answered")
-        if "error" in response:
-            error = response["error"]
-            code = str(error.get("code", "?")) if isinstance(error, dict) else "?"
-            detail = str(error.get("message", "")) if isinstance(error, dict) else ""
-            raise HostRefusedError(waiter.method, code, _excerpt(self._redact(detail)))
-        result = response.get("result")
-        if not isinstance(result, dict):
-            self.fail(ProtocolViolationError(f"the host's {waiter.method} result is not an object"))
-            self._raise_failure()
-        assert isinstance(result, dict)
-        return result
-
-    def request(self, method: str, params: Mapping[str, Any], timeout: float) -> Mapping[str, Any]:
-        """Send one request and wait for its result."""
-        _, waiter = self.begin(method, params, timeout)
-        return self.finish(waiter)
-
-    def extend(self, invoke_id: Any, seconds: float) -> None:
-        """Give the invoke ``invoke_id`` ``seconds`` more before it counts as hung."""
-        with self._lock:
-            waiter = self._waiting.get(invoke_id) if isinstance(invoke_id, int) else None
-            if waiter is not None:
-                waiter.deadline += seconds
-
-    @contextlib.contextmanager
-    def paused(self, invoke_id: Any) -> Iterator[None]:
-        """Stop the clock of the invoke ``invoke_id`` while the suite answers its prompt."""
-        with self._lock:
-            waiter = self._waiting.get(invoke_id) if isinstance(invoke_id, int) else None
-        if waiter is None:
-            yield
-            return
-        started = time.monotonic()
-        waiter.paused += 1
-        try:
-            yield
-        finally:
-            waiter.deadline += time.monotonic() - started
-            waiter.paused -= 1
-
-    # --- standard error ----------------------------------------------------------------------
-
-    def _stderr_text(self, start: int) -> str:
-        with self._lock:
-            data = bytes(self._stderr[start:])
-        return data.decode("utf-8", "replace")
-
-    def mark_printed(self) -> None:
-        """Start the ``printed`` surface afresh."""
-        with self._lock:
-            self._stderr_mark = len(self._stderr)
-
-    def printed(self) -> str:
-        """Return what the host wrote on standard error since :meth:`mark_printed`."""
-        with self._lock:
-            data = bytes(self._stderr[self._stderr_mark :])
-        return data.decode("utf-8", "replace")
-
-    # --- closing -----------------------------------------------------------------------------
-
-    def close(self) -> None:
-        """Ask the host to shut down, then make sure it is gone and every pipe is closed."""
-        if self.failure is None and self.process.poll() is None:
-            with contextlib.suppress(HostError, TimeoutError):
-                _, waiter = self.begin("shutdown", {}, SHUTDOWN_GRACE_SECONDS)
-                self._closing = True
-                self.finish(waiter)
-        self._closing = True
-        stdin = self.process.stdin
-        if stdin is not None:
-            with contextlib.suppress(OSError, ValueError):
-                stdin.close()
-        try:
-            self.process.wait(SHUTDOWN_GRACE_SECONDS)
-        except subprocess.TimeoutExpired:
-            self._kill()
-            self.process.wait()
-        for reader in self._readers:
-            reader.join(SHUTDOWN_GRACE_SECONDS)
-        for stream in (self.process.stdout, self.process.stderr):
-            if stream is not None:
-                with contextlib.suppress(OSError, ValueError):
-                    stream.close()
-
+__all__ = [
+    "DEFAULT_CALL_TIMEOUT",
+    "DEFAULT_MAX_LINE",
+    "DEFAULT_START_TIMEOUT",
+    "LINE_EXCERPT_CHARS",
+    "MAX_CONSECUTIVE_HANGS",
+    "PRINTED_LIMIT_BYTES",
+    "PROTOCOL_VERSION",
+    "SHUTDOWN_GRACE_SECONDS",
+    "STDERR_TAIL_CHARS",
+    "HarnessError",
+    "HostCrashedError",
+    "HostError",
+    "HostHungError",
+    "HostRefusedError",
+    "LineTooLongError",
+    "ProtocolSchemas",
+    "ProtocolViolationError",
+    "SubprocessHost",
+    "default_env",
+    "main",
+    "split_command",
+]
 
 # --- the host under test ----------------------------------------------------------------------
 
 
-def _control(host: SubprocessHost, connection: _Connection) -> WireControl:
+def _control(host: SubprocessHost, connection: Connection) -> WireControl:
     """Return the operator's mid-prompt actions, sent as ``control`` requests."""
     return WireControl(
         lambda op, params: connection.request("control", {"op": op, **params}, host.call_timeout)
@@ -557,7 +101,7 @@ def _control(host: SubprocessHost, connection: _Connection) -> WireControl:
 class _Pending:
     """A call started without waiting for it."""
 
-    def __init__(self, host: SubprocessHost, connection: _Connection, waiter: _Waiter) -> None:
+    def __init__(self, host: SubprocessHost, connection: Connection, waiter: Waiter) -> None:
         self._host = host
         self._connection = connection
         self._waiter = waiter
@@ -578,6 +122,7 @@ class SubprocessHost:
         env: The adapter's environment; the suite's own by default.
         cwd: The adapter's working directory; the suite's own by default.
         want_mcp: Ask the adapter for its MCP endpoint in the handshake (capability ``mcp``).
+        max_line: Bytes one line of the adapter's output may hold (``--host-max-line``).
 
     Raises:
         HarnessError: The adapter cannot be started, or speaks another protocol version.
@@ -593,6 +138,7 @@ class SubprocessHost:
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         want_mcp: bool = False,
+        max_line: int = DEFAULT_MAX_LINE,
     ) -> None:
         self.argv = split_command(command)
         self._want_mcp = want_mcp
@@ -605,12 +151,15 @@ class SubprocessHost:
         self._schemas = ProtocolSchemas() if validate else None
         self._env = env
         self._cwd = cwd
+        if max_line < 1:
+            raise HarnessError("the host line limit must be at least one byte")
+        self.max_line = max_line
         self._config = HostConfig()
         self._operators: dict[int, OperatorScript | None] = {}
         self._operators_lock = threading.Lock()
         self._hangs = 0
         self.restarts = 0
-        self._connection: _Connection | None = None
+        self._connection: Connection | None = None
         try:
             self._connection, self._info = self._connect()
         except HostError as error:
@@ -635,22 +184,23 @@ class SubprocessHost:
                 text = text.replace(form, "[value]")
         return text
 
-    def _connect(self) -> tuple[_Connection, HostInfo]:
+    def _connect(self) -> tuple[Connection, HostInfo]:
         try:
-            connection = _Connection(
+            connection = Connection(
                 self.argv,
                 on_prompt=self._prompt,
                 schemas=self._schemas,
                 redact=self._redact,
                 env=self._env,
                 cwd=self._cwd,
+                max_line=self.max_line,
             )
         except OSError as error:
             raise HarnessError(
                 f"the host command {shlex.join(self.argv)!r} could not be run: "
                 f"{error.strerror or type(error).__name__}"
             ) from error
-        start: dict[str, Any] = {"protocol": PROTOCOL_VERSION, "suite": dict(_SUITE)}
+        start: dict[str, Any] = {"protocol": PROTOCOL_VERSION, "suite": dict(SUITE)}
         if self._want_mcp:
             start["mcp"] = True
         try:
@@ -666,10 +216,12 @@ class SubprocessHost:
             connection.close()
             raise
         version = result.get("protocol")
-        if version != PROTOCOL_VERSION:
+        if not is_protocol_version(version):
             connection.close()
+            shown = quote(json.dumps(version)) if _is_json(version) else type(version).__name__
             raise HarnessError(
-                f"the host speaks driver protocol {version!r}; the suite speaks {PROTOCOL_VERSION}"
+                f"the host speaks driver protocol {shown}; the suite speaks {PROTOCOL_VERSION}, "
+                f"which the handshake must give as the integer {PROTOCOL_VERSION}"
             )
         host = result.get("host")
         if not isinstance(host, dict):
@@ -686,14 +238,14 @@ class SubprocessHost:
         self.mcp_endpoint = endpoint if isinstance(endpoint, dict) else None
         return connection, info
 
-    def _live(self) -> _Connection:
+    def _live(self) -> Connection:
         """Return the running connection, or raise the failure the check met."""
         if self._connection is None:
             raise HostError("the host is closed")
         self._connection._raise_failure()
         return self._connection
 
-    def _restart(self) -> _Connection:
+    def _restart(self) -> Connection:
         if self._connection is not None:
             self._connection.close()
             self._connection = None
@@ -707,7 +259,7 @@ class SubprocessHost:
 
     # --- playing the operator ----------------------------------------------------------------
 
-    def _prompt(self, connection: _Connection, prompt_id: Any, params: Mapping[str, Any]) -> None:
+    def _prompt(self, connection: Connection, prompt_id: Any, params: Mapping[str, Any]) -> None:
         invoke_id = params.get("invoke")
         request = dict(params["request"])
         with self._operators_lock:
@@ -765,7 +317,7 @@ class SubprocessHost:
         self._call(connection, "configure", config_to_wire(config), self.call_timeout)
 
     def _call(
-        self, connection: _Connection, method: str, params: Mapping[str, Any], timeout: float
+        self, connection: Connection, method: str, params: Mapping[str, Any], timeout: float
     ) -> Mapping[str, Any]:
         try:
             result = connection.request(method, params, timeout)
@@ -782,7 +334,7 @@ class SubprocessHost:
 
     def _begin(
         self, tool: str, args: str, operator: OperatorScript | None
-    ) -> tuple[_Connection, _Waiter]:
+    ) -> tuple[Connection, Waiter]:
         connection = self._live()
 
         def register(request_id: int) -> None:
@@ -795,7 +347,7 @@ class SubprocessHost:
         )
         return connection, waiter
 
-    def _settle(self, connection: _Connection, waiter: _Waiter, limit: float | None) -> CallResult:
+    def _settle(self, connection: Connection, waiter: Waiter, limit: float | None) -> CallResult:
         try:
             result = connection.finish(waiter, limit)
         except HostHungError:
@@ -812,7 +364,14 @@ class SubprocessHost:
             )
             connection.fail(error)
             raise error
-        return result_from_wire(result)
+        try:
+            return result_from_wire(result)
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            failure = ProtocolViolationError(
+                f"the host's invoke result is malformed ({type(error).__name__})"
+            )
+            connection.fail(failure)
+            raise failure from error
 
     def invoke(self, tool: str, args: str, operator: OperatorScript | None = None) -> CallResult:
         """Run one call and wait for it."""
@@ -833,7 +392,16 @@ class SubprocessHost:
         """Return every surface, with the host's standard error as ``printed``."""
         connection = self._live()
         data = self._call(connection, "observe", {}, self.call_timeout)
-        return observation_from_wire(data, connection.printed())
+        try:
+            return observation_from_wire(data, connection.printed())
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            # binascii.Error is a ValueError. A surface the suite cannot read is the host's
+            # protocol failure: the check errors, it never fails on it.
+            failure = ProtocolViolationError(
+                f"the host's observe result is malformed ({type(error).__name__})"
+            )
+            connection.fail(failure)
+            raise failure from error
 
     def close(self) -> None:
         """Shut the adapter down and release its process and pipes."""
@@ -853,6 +421,14 @@ def default_env() -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env
+
+
+def _is_json(value: object) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 # --- measuring an adapter -----------------------------------------------------------------------

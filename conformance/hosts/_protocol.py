@@ -1,0 +1,157 @@
+"""Driver protocol v1 as data: its version, its errors, its schemas, and host text quoted safely.
+
+This module owns what the suite's side of the protocol (docs/driver-protocol.md) agrees on
+before any process runs: the version number, which must be the integer 1; the exceptions that
+say how a host failed (each ends the running check as errored, never as a verdict); the JSON
+Schemas of every message, for ``--validate-protocol``; and :func:`quote`, which makes text
+the host sent inert before it is put into an error message: control characters shown escaped,
+long text cut. It never reads from or writes to a process, and never quotes host text unquoted.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from typing import Any, Final
+
+from conformance.hosts import HostSelectionError
+from conformance.inert import escape_controls
+
+#: The protocol version the suite speaks.
+PROTOCOL_VERSION: Final = 1
+
+#: Characters of an offending line quoted in an error (the issue's figure).
+LINE_EXCERPT_CHARS: Final = 200
+
+#: Characters of the host's standard error quoted when it crashes.
+STDERR_TAIL_CHARS: Final = 600
+
+#: Bytes of standard error kept for the ``printed`` surface of one check; older text is dropped.
+PRINTED_LIMIT_BYTES: Final = 8 * 1024 * 1024
+
+#: Seconds the host has to exit after ``shutdown`` before it is killed.
+SHUTDOWN_GRACE_SECONDS: Final = 5.0
+
+#: Checks in a row that may end with the host hung before the host is abandoned for the run, so
+#: a host that hangs on everything costs three timeouts, not one per check.
+MAX_CONSECUTIVE_HANGS: Final = 3
+
+#: Default seconds for the handshake and for each request (``--host-start-timeout``,
+#: ``--host-timeout``).
+DEFAULT_START_TIMEOUT: Final = 10.0
+DEFAULT_CALL_TIMEOUT: Final = 30.0
+
+SUITE: Final = {"name": "secref-suite", "version": "0.1.0"}
+
+
+class HarnessError(HostSelectionError):
+    """The run cannot go on: the adapter cannot be started, or speaks another protocol version.
+
+    The console script exits with status 2; nothing about conformance was learned.
+    """
+
+
+class HostError(Exception):
+    """The host failed at the protocol level during a check, which ends as errored.
+
+    Never a pass and never a conformance failure: the check learned nothing.
+    """
+
+
+class HostCrashedError(HostError):
+    """The adapter exited, or closed its standard output, before it was asked to."""
+
+
+class HostHungError(HostError):
+    """The adapter did not answer a request within its timeout."""
+
+
+class ProtocolViolationError(HostError):
+    """A line that is not protocol, or (with validation) a message that fails its schema."""
+
+
+class HostRefusedError(HostError):
+    """The adapter answered a request with an error response.
+
+    Attributes:
+        code: The error code, e.g. ``unsupported``.
+    """
+
+    def __init__(self, method: str, code: str, message: str) -> None:
+        super().__init__(f"the host refused {method}: {code}: {message}")
+        self.code = code
+
+
+def split_command(command: str | Sequence[str]) -> list[str]:
+    """Return the adapter's command as an argument list, split as a POSIX shell would."""
+    return shlex.split(command) if isinstance(command, str) else list(command)
+
+
+def is_protocol_version(value: object) -> bool:
+    """Return whether ``value`` is the protocol version the suite speaks: the integer 1.
+
+    ``True``, ``1.0`` and ``"1"`` compare or convert equal to 1 in Python and are refused.
+    """
+    return type(value) is int and value == PROTOCOL_VERSION
+
+
+def quote(text: str, limit: int = LINE_EXCERPT_CHARS) -> str:
+    """Return host text fit for an error message: cut to ``limit`` characters, controls escaped.
+
+    Redact values before quoting: cutting could otherwise split a value out of reach.
+    """
+    text = text.rstrip("\r\n")
+    cut = text if len(text) <= limit else text[:limit] + "…"
+    return escape_controls(cut)
+
+
+# --- schemas ----------------------------------------------------------------------------------
+
+
+class ProtocolSchemas:
+    """The JSON Schemas of every message, for ``--validate-protocol``."""
+
+    def __init__(self) -> None:
+        from jsonschema import Draft202012Validator
+        from referencing import Registry, Resource
+
+        folder = resources.files("conformance").joinpath("schemas", "protocol")
+        documents: dict[str, Any] = {}
+        for entry in folder.iterdir():
+            if entry.name.endswith(".schema.json"):
+                documents[entry.name] = json.loads(entry.read_text(encoding="utf-8"))
+        registry: Registry[Any] = Registry().with_resources(
+            (document["$id"], Resource.from_contents(document)) for document in documents.values()
+        )
+        self._validators = {
+            name.removesuffix(".schema.json"): Draft202012Validator(document, registry=registry)
+            for name, document in documents.items()
+        }
+
+    def names(self) -> frozenset[str]:
+        """Return the schema names, e.g. ``invoke.request``."""
+        return frozenset(self._validators)
+
+    def check(self, name: str, message: Mapping[str, Any], sender: str) -> None:
+        """Check ``message`` against the schema ``name``.
+
+        Args:
+            name: The schema, e.g. ``prompt.request`` or ``error.response``.
+            message: The decoded message.
+            sender: ``"host"`` or ``"suite"``, for the error text.
+
+        Raises:
+            ProtocolViolationError: The message does not match. The text names the schema, the path
+                and the failing keyword, never the instance's content.
+        """
+        error = next(iter(self._validators[name].iter_errors(message)), None)
+        if error is None:
+            return
+        pointer = "/" + "/".join(str(part) for part in error.absolute_path)
+        rule = "/".join(str(part) for part in error.absolute_schema_path)
+        raise ProtocolViolationError(
+            f"the {sender} sent a message that does not match {name}.schema.json: "
+            f"at {pointer} it fails {error.validator!r} ({rule})"
+        )
