@@ -46,6 +46,7 @@ from conformance.host import (
     SecretSpec,
     ToolSpec,
 )
+from conformance.hosts.wire import config_to_wire, configure_needs
 from conformance.outcomes import unchecked
 
 #: The capability a host announces when it is the reference implementation itself; checks of
@@ -399,30 +400,10 @@ class _GuardedControl:
         if self._allowed("kill"):
             self._inner.kill(tool)
 
-    def __getattr__(self, name: str) -> Any:
-        # Controls added to the protocol later reach the host only when announced.
-        capability = CONTROL_CAPABILITIES.get(name)
-        if capability is not None and not self._allowed(name):
-            return lambda *_args, **_kwargs: None
-        return getattr(self._inner, name)
-
 
 def _config_needs(config: HostConfig) -> list[str]:
     """Return what ``config`` needs the host to announce (docs/driver-protocol.md)."""
-    needs = []
-    if config.vault == "absent":
-        needs.append("vault.absent")
-    elif config.vault.startswith("failing"):
-        needs.append("vault.failing")
-    if config.policy_text is not None:
-        needs.append("policy.text")
-    if config.vault_failure_message is not None:
-        needs.append("vault.failure-message")
-    if config.ledger_seed is not None:
-        needs.append("ledger.seed")
-    if config.policy_store == "failing":
-        needs.append("policy.store-failing")
-    return needs
+    return sorted(configure_needs(config_to_wire(config)))
 
 
 class _RecordingPending:

@@ -22,6 +22,8 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, Any, Final
 
+from conformance.hosts.wire import configure_needs
+
 #: Strip every capability the adapter announces.
 ALL: Final = "ALL"
 
@@ -48,25 +50,6 @@ CONTROL_OPS: Final = {
     "setYolo": "control.set-yolo",
     "kill": "control.kill",
 }
-
-
-def configure_needs(params: Mapping[str, Any]) -> set[str]:
-    """Return the capabilities a ``configure`` request's params need."""
-    needs: set[str] = set()
-    vault = params.get("vault")
-    if vault == "absent":
-        needs.add("vault.absent")
-    elif isinstance(vault, str) and vault.startswith("failing"):
-        needs.add("vault.failing")
-    if params.get("policyText") is not None:
-        needs.add("policy.text")
-    if params.get("vaultFailureMessage") is not None:
-        needs.add("vault.failure-message")
-    if params.get("ledgerSeed") is not None:
-        needs.add("ledger.seed")
-    if params.get("policyStore") == "failing":
-        needs.add("policy.store-failing")
-    return needs
 
 
 class Stripper:

@@ -68,6 +68,25 @@ def config_to_wire(config: HostConfig) -> dict[str, Any]:
     return params
 
 
+def configure_needs(params: Mapping[str, Any]) -> set[str]:
+    """Return the capabilities a ``configure`` request's params need."""
+    needs: set[str] = set()
+    vault = params.get("vault")
+    if vault == "absent":
+        needs.add("vault.absent")
+    elif isinstance(vault, str) and vault.startswith("failing"):
+        needs.add("vault.failing")
+    if params.get("policyText") is not None:
+        needs.add("policy.text")
+    if params.get("vaultFailureMessage") is not None:
+        needs.add("vault.failure-message")
+    if params.get("ledgerSeed") is not None:
+        needs.add("ledger.seed")
+    if params.get("policyStore") == "failing":
+        needs.add("policy.store-failing")
+    return needs
+
+
 def result_from_wire(data: Mapping[str, Any]) -> CallResult:
     """Return an ``invoke`` result as a :class:`CallResult`."""
     return CallResult(str(data["disposition"]), str(data["text"]), bool(data["isError"]))
