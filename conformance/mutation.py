@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
+import itertools
 import json
 import os
 import random
@@ -75,7 +76,7 @@ TRIAGE_FILE: Final = "mutation_triage.yaml"
 SAMPLE_FILE: Final = "mutation_sample.json"
 
 #: The verdicts a survivor may be given in the triage file.
-VERDICTS: Final = ("equivalent", "internal-only", "gap-closed", "open-gap")
+VERDICTS: Final = ("equivalent", "internal-only", "should-only", "gap-closed", "open-gap")
 
 #: Method names whose calls only write to the host log.
 _LOG_METHODS: Final = frozenset(
@@ -500,36 +501,80 @@ class Scratch:
         return env
 
 
+#: Appended to a scratch copy for the run's self-check: every call then fails, so a suite that
+#: really judges the copy cannot pass.
+_SELF_CHECK: Final = "\n\nRegistry.invoke = None  # type: ignore[assignment]\n"
+
+
 def make_scratch(source_root: Path, into: Path) -> Scratch:
-    """Copy ``reference_impl`` into ``into`` and check that it is what a suite run imports.
+    """Copy ``reference_impl`` and ``conformance`` into ``into``, so a suite run judges the copy.
+
+    The suite is copied too: pytest puts the directory holding the ``conformance`` package
+    first on ``sys.path`` when it collects the checks, so with the suite taken from the working
+    tree the host would be imported from there, unmutated. The copy also keeps the judge
+    fixed while the working tree changes.
 
     Args:
-        source_root: the project's root, holding ``reference_impl``.
+        source_root: the project's root, holding ``reference_impl`` and ``conformance``.
         into: an empty directory.
 
     Returns:
         The scratch copy.
 
     Raises:
-        RuntimeError: a child process would import ``reference_impl`` from elsewhere.
+        RuntimeError: a child process would import either package from elsewhere.
     """
-    shutil.copytree(
-        source_root / "reference_impl",
-        into / "reference_impl",
-        ignore=shutil.ignore_patterns("__pycache__"),
-    )
+    for package in ("reference_impl", "conformance"):
+        shutil.copytree(
+            source_root / package,
+            into / package,
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
     scratch = Scratch(into)
     probe = subprocess.run(
-        [sys.executable, "-c", "import reference_impl; print(reference_impl.__file__)"],
+        [
+            sys.executable,
+            "-c",
+            "import conformance, reference_impl; "
+            "print(conformance.__file__); print(reference_impl.__file__)",
+        ],
         env=scratch.env(),
         cwd=into,
         capture_output=True,
         text=True,
         check=True,
     )
-    if not Path(probe.stdout.strip()).resolve().is_relative_to(into.resolve()):
-        raise RuntimeError("a suite run would not import the scratch copy of reference_impl")
+    for line in probe.stdout.split():
+        if not Path(line).resolve().is_relative_to(into.resolve()):
+            raise RuntimeError("a suite run would not import the scratch copy")
     return scratch
+
+
+def self_check(scratch: Scratch, timeout: float) -> str | None:
+    """Check that the suite judges the scratch copy: unmutated it passes, broken it fails.
+
+    Args:
+        scratch: the scratch copy.
+        timeout: seconds per suite run.
+
+    Returns:
+        None when both hold, else what went wrong.
+    """
+    status, code, seconds = run_suite(scratch, timeout)
+    if status != "survived":
+        return f"the unmutated host is not conformant ({status}, exit {code})"
+    print(f"unmutated host: conformant in {seconds:.0f} s", file=sys.stderr)
+    path = scratch.root / "reference_impl" / "_registry.py"
+    original = path.read_text("utf-8")
+    try:
+        path.write_text(original + _SELF_CHECK, "utf-8")
+        status, code, seconds = run_suite(scratch, timeout)
+    finally:
+        path.write_text(original, "utf-8")
+    if status == "survived":
+        return "a host whose every call fails passed: the suite does not judge the scratch copy"
+    print(f"broken host: caught in {seconds:.0f} s", file=sys.stderr)
+    return None
 
 
 def run_suite(scratch: Scratch, timeout: float) -> tuple[str, int | None, float]:
@@ -804,6 +849,9 @@ def _parser() -> argparse.ArgumentParser:
     sample.add_argument(
         "--out", type=Path, default=Path(__file__).with_name(SAMPLE_FILE), help="sample file"
     )
+    report = sub.add_parser("report", help="re-tabulate a run's JSON with the current triage")
+    report.add_argument("--report-md", type=Path, default=DEFAULT_MD)
+    report.add_argument("--report-json", type=Path, default=DEFAULT_JSON)
     triage = sub.add_parser("render-triage", help="write docs/mutation-triage.md")
     triage.add_argument("--out", type=Path, default=DEFAULT_TRIAGE_MD)
     return parser
@@ -824,15 +872,16 @@ def _run(args: argparse.Namespace) -> int:
     )
     with tempfile.TemporaryDirectory(prefix="secref-mutation-") as tmp:
         scratch = make_scratch(root, Path(tmp))
-        status, code, seconds = run_suite(scratch, args.timeout)
-        if status != "survived":
-            print(f"the unmutated host is not conformant ({status}, exit {code})", file=sys.stderr)
+        problem = self_check(scratch, args.timeout)
+        if problem is not None:
+            print(problem, file=sys.stderr)
             return 2
-        print(f"unmutated host: conformant in {seconds:.0f} s", file=sys.stderr)
         args.session.parent.mkdir(parents=True, exist_ok=True)
         generated = init_session(scratch.root, args.session.resolve(), modules)
         drawn = draw(generated.candidates, args.per_module, args.seed)
-        mutants = [describe(item) for name in modules for item in drawn[name]]
+        # Round robin over the modules, so that a run cut short still has every module's rate.
+        rounds = itertools.zip_longest(*(drawn[name] for name in modules))
+        mutants = [describe(item) for row in rounds for item in row if item is not None]
         outcomes: list[Outcome] = []
         records: list[dict[str, Any]] = []
         for outcome, secs in execute(scratch, mutants, args.timeout):
@@ -908,6 +957,34 @@ def _sample(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report(args: argparse.Namespace) -> int:
+    data = json.loads(args.report_json.read_text("utf-8"))
+    rows = {row["module"]: row for row in data["modules"]}
+    generated = Generated(
+        generated={name: row["generated"] for name, row in rows.items()},
+        filtered={name: row["filtered"] for name, row in rows.items()},
+        pragma={name: row["pragma"] for name, row in rows.items()},
+        candidates={name: [None] * row["candidates"] for name, row in rows.items()},
+    )
+    outcomes = [
+        Outcome(
+            Mutant(
+                "", r["module"], r["operator"], r["occurrence"], r["line"], r["before"], r["after"]
+            ),
+            r["status"],
+            r["exit_code"],
+        )
+        for r in data["mutants"]
+    ]
+    table = tabulate(generated, outcomes, load_triage())
+    data.update(table)
+    args.report_json.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
+    args.report_md.write_text(render_md(table, data["settings"]), "utf-8")
+    untriaged = [s for s in table["survivors"] if s["verdict"] == "untriaged"]
+    print(f"{len(untriaged)} untriaged survivors; table in {args.report_md}", file=sys.stderr)
+    return 1 if untriaged else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``python -m conformance.mutation``.
 
@@ -924,6 +1001,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(args_list)
     if args.command == "sample":
         return _sample(args)
+    if args.command == "report":
+        return _report(args)
     if args.command == "render-triage":
         args.out.write_text(render_triage(load_triage()), "utf-8")
         return 0
