@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from conformance import mutants_grammar, mutants_path
+from conformance import mutants_grammar, mutants_path, mutants_slots
 from conformance.host import HostUnderTest
 from conformance.mutant_base import Mutant, Patch, applied
 
@@ -728,7 +728,12 @@ _CORE: Final[tuple[Mutant, ...]] = (
 )
 
 #: The catalog. Each mutant breaks one requirement of decisions R1 to R7.
-MUTANTS: Final[tuple[Mutant, ...]] = (*_CORE, *mutants_grammar.MUTANTS, *mutants_path.MUTANTS)
+MUTANTS: Final[tuple[Mutant, ...]] = (
+    *_CORE,
+    *mutants_grammar.MUTANTS,
+    *mutants_path.MUTANTS,
+    *mutants_slots.MUTANTS,
+)
 
 #: Mutants by name.
 BY_NAME: Final = {mutant.name: mutant for mutant in MUTANTS}
