@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from conformance import mutants_grammar, mutants_path, mutants_slots
+from conformance import mutants_grammar, mutants_path, mutants_survivors
 from conformance.host import HostUnderTest
 from conformance.mutant_base import Mutant, Patch, applied
 
@@ -732,7 +732,7 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
     *_CORE,
     *mutants_grammar.MUTANTS,
     *mutants_path.MUTANTS,
-    *mutants_slots.MUTANTS,
+    *mutants_survivors.MUTANTS,
 )
 
 #: Mutants by name.
