@@ -40,6 +40,19 @@ def _stamps_or_generation(original: Callable[..., Any]) -> Callable[..., Any]:
     return stamp
 
 
+def _stamps_xor_generation(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def stamp(self: Any, tool: str, provider: str) -> tuple[int, int]:
+        with self._lock:
+            generation = self._generation
+            return (
+                generation ^ self._tool_stamps.get(tool, 0),
+                generation ^ self._provider_stamps.get(provider, 0),
+            )
+
+    return stamp
+
+
 MUTANTS: Final[tuple[Mutant, ...]] = (
     Mutant(
         "pending-slot-freed-twice",
@@ -56,5 +69,14 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "reset the first revocation of a rule leaves its stamp unchanged and the fence lets "
         "the approval through.",
         (("reference_impl._policy", "Rules.stamp", _stamps_or_generation),),
+    ),
+    Mutant(
+        "stamps-xor-generation",
+        "FENCE-001",
+        "A rule's revocation stamp XORs the reset count with the rule's own count, so a reset "
+        "and revocations of both the tool's and the provider's rules made while one prompt is "
+        "open cancel out and the fence lets the approval through.",
+        (("reference_impl._policy", "Rules.stamp", _stamps_xor_generation),),
+        via="driver",
     ),
 )
