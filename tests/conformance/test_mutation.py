@@ -1,6 +1,8 @@
 """Tests of the mutation-testing tooling: its filter, its data files, and the fixed CI sample.
 
-These check the tooling rather than a host, so they cite no requirement.
+These check the tooling rather than a host, so they cite no requirement. The slow test runs the
+conformance suite against each mutant of the fixed sample and fails when one is not killed: it
+is the part of mutation testing that runs in CI (the full run is ``tox -e mutation``).
 """
 
 from __future__ import annotations
@@ -12,8 +14,11 @@ import pytest
 from conformance import mutation
 
 REPO = Path(__file__).resolve().parents[2]
+SAMPLE = mutation.load_sample()
 TRIAGE = mutation.load_triage()
 
+#: Fewest mutants the CI sample may hold: the task sets about twenty.
+MIN_SAMPLE = 15
 
 _SOURCE = '''"""Module docstring."""
 from __future__ import annotations
@@ -87,3 +92,36 @@ def test_triage_page_is_current() -> None:
     assert page == mutation.render_triage(TRIAGE), (
         "run `python -m conformance.mutation render-triage`"
     )
+
+
+def test_sample_still_applies() -> None:
+    """Each sampled mutant's line is still in its module, so the slow test mutates something."""
+    assert len(SAMPLE) >= MIN_SAMPLE
+    for entry in SAMPLE:
+        path = REPO / "reference_impl" / f"{entry['module']}.py"
+        source = path.read_text("utf-8")
+        mutated = mutation.apply_line_mutation(
+            source, entry["before"], entry["after"], entry["line"]
+        )
+        assert mutated != source
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "entry",
+    SAMPLE,
+    ids=[f"{e['module']}-{e['line']}-{e['operator'].removeprefix('core/')}" for e in SAMPLE],
+)
+def test_sampled_mutant_is_killed(entry: dict[str, object], tmp_path: Path) -> None:
+    """The conformance suite alone finds the reference host with this mutant not conformant."""
+    scratch = mutation.make_scratch(REPO, tmp_path)
+    path = scratch.root / "reference_impl" / f"{entry['module']}.py"
+    source = path.read_text("utf-8")
+    path.write_text(
+        mutation.apply_line_mutation(
+            source, str(entry["before"]), str(entry["after"]), int(str(entry["line"]))
+        ),
+        "utf-8",
+    )
+    status, code, _ = mutation.run_suite(scratch, mutation.DEFAULT_TIMEOUT)
+    assert (status, code) == ("killed", 1), f"the suite did not catch the mutant ({status})"
