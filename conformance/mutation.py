@@ -488,7 +488,7 @@ class Scratch:
     """A scratch copy of the reference host that mutants are written into.
 
     Attributes:
-        root: the directory on ``PYTHONPATH`` that holds ``reference_impl``.
+        root: the directory on ``PYTHONPATH`` that holds ``reference_impl`` and ``conformance``.
     """
 
     root: Path
