@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from conformance import mutants_grammar, mutants_mcp, mutants_path
+from conformance import mutants_grammar, mutants_mcp, mutants_path, mutants_survivors
 from conformance.catalog import SHOULD, load_catalog
 from conformance.host import HostUnderTest
 from conformance.mutant_base import Mutant, Patch, applied
@@ -735,6 +735,7 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
     *mutants_grammar.MUTANTS,
     *mutants_path.MUTANTS,
     *mutants_mcp.MUTANTS,
+    *mutants_survivors.MUTANTS,
 )
 
 #: Mutants by name.

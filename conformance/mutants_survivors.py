@@ -1,0 +1,82 @@
+"""Mutant hosts for the checks that mutation testing of the reference host asked for.
+
+This module owns the broken reference hosts behind ``conformance/checks/test_slot_accounting.py``
+and ``conformance/checks/test_fence_history.py``: each breaks one requirement in a way the older
+checks let through, and the self-test must catch it. A mutant here changes behaviour only, and
+never prints a value.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, Final
+
+from conformance.mutant_base import Mutant
+
+
+def _slot_freed_twice(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def ask(self: Any, request: Any) -> Any:
+        try:
+            return original(self, request)
+        finally:
+            with self._lock:
+                self._open -= 1
+
+    return ask
+
+
+def _stamps_or_generation(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def stamp(self: Any, tool: str, provider: str) -> tuple[int, int]:
+        with self._lock:
+            generation = self._generation
+            return (
+                generation | self._tool_stamps.get(tool, 0),
+                generation | self._provider_stamps.get(provider, 0),
+            )
+
+    return stamp
+
+
+def _stamps_xor_generation(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def stamp(self: Any, tool: str, provider: str) -> tuple[int, int]:
+        with self._lock:
+            generation = self._generation
+            return (
+                generation ^ self._tool_stamps.get(tool, 0),
+                generation ^ self._provider_stamps.get(provider, 0),
+            )
+
+    return stamp
+
+
+MUTANTS: Final[tuple[Mutant, ...]] = (
+    Mutant(
+        "pending-slot-freed-twice",
+        "APPR-009",
+        "Each closed prompt frees two slots, so after a few calls more prompts than the limit "
+        "stay open at once and none ends as QUEUE_FULL.",
+        (("reference_impl._approve", "ApprovalGate.ask", _slot_freed_twice),),
+        via="driver",
+    ),
+    Mutant(
+        "stamps-or-generation",
+        "FENCE-001",
+        "A rule's revocation stamp ORs the reset count with the rule's own count, so after one "
+        "reset the first revocation of a rule leaves its stamp unchanged and the fence lets "
+        "the approval through.",
+        (("reference_impl._policy", "Rules.stamp", _stamps_or_generation),),
+    ),
+    Mutant(
+        "stamps-xor-generation",
+        "FENCE-001",
+        "A rule's revocation stamp XORs the reset count with the rule's own count, so a reset "
+        "and revocations of both the tool's and the provider's rules made while one prompt is "
+        "open cancel out and the fence lets the approval through.",
+        (("reference_impl._policy", "Rules.stamp", _stamps_xor_generation),),
+        via="driver",
+    ),
+)

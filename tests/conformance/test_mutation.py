@@ -1,0 +1,127 @@
+"""Tests of the mutation-testing tooling: its filter, its data files, and the fixed CI sample.
+
+These check the tooling rather than a host, so they cite no requirement. The slow test runs the
+conformance suite against each mutant of the fixed sample and fails when one is not killed: it
+is the part of mutation testing that runs in CI (the full run is ``tox -e mutation``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance import mutation
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = mutation.load_sample()
+TRIAGE = mutation.load_triage()
+
+#: Fewest mutants the CI sample may hold: the task sets about twenty.
+MIN_SAMPLE = 15
+
+_SOURCE = '''"""Module docstring."""
+from __future__ import annotations
+import logging
+log = logging.getLogger(__name__)
+LIMIT: int = 3
+
+
+def f(x: int | None, y: list[str]) -> int | bool:
+    """Docstring."""
+    log.debug("x is %d", x + 1)
+    return x + 1
+'''
+
+
+def _position(source: str, needle: str, line: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    col = source.splitlines()[line - 1].index(needle)
+    return (line, col), (line, col + len(needle))
+
+
+@pytest.mark.parametrize(
+    ("needle", "line"),
+    [
+        ('"""Module docstring."""', 1),
+        ("int | None", 8),
+        ("int | bool", 8),
+        ("int", 5),
+        ('"""Docstring."""', 9),
+        ("x + 1", 10),
+        ("logging.getLogger(__name__)", 4),
+    ],
+)
+def test_filter_drops_annotations_docstrings_and_logging(needle: str, line: int) -> None:
+    """A mutant inside an annotation, a docstring or a logging call is dropped."""
+    spans = mutation.ignored_spans(_SOURCE)
+    start, end = _position(_SOURCE, needle, line)
+    assert mutation.is_ignored(start, end, spans)
+
+
+@pytest.mark.parametrize(("needle", "line"), [("x + 1", 11), ("3", 5), ("return", 11)])
+def test_filter_keeps_code(needle: str, line: int) -> None:
+    """A mutant of code that runs, an annotated assignment's value included, is kept."""
+    spans = mutation.ignored_spans(_SOURCE)
+    start, end = _position(_SOURCE, needle, line)
+    assert not mutation.is_ignored(start, end, spans)
+
+
+def test_apply_line_mutation_finds_the_line_by_text() -> None:
+    """A recorded mutant applies where its text is, nearest the recorded line, indent kept."""
+    source = "a = 1\nif x:\n    a = 1\n"
+    assert mutation.apply_line_mutation(source, "a = 1", "a = 2", 3) == "a = 1\nif x:\n    a = 2\n"
+    with pytest.raises(LookupError):
+        mutation.apply_line_mutation(source, "b = 1", "b = 2", 1)
+
+
+def test_triage_file_is_well_formed() -> None:
+    """Every triage entry names a core module, a known verdict and a reason, once each."""
+    keys = [entry.key for entry in TRIAGE]
+    assert len(keys) == len(set(keys)), "a survivor is triaged twice"
+    for entry in TRIAGE:
+        assert entry.module in mutation.CORE_MODULES
+        assert entry.verdict in mutation.VERDICTS
+        assert entry.before
+        assert entry.after
+        assert entry.reason
+
+
+def test_triage_page_is_current() -> None:
+    """docs/mutation-triage.md is what render-triage makes of the triage file."""
+    page = (REPO / mutation.DEFAULT_TRIAGE_MD).read_text("utf-8")
+    assert page == mutation.render_triage(TRIAGE), (
+        "run `python -m conformance.mutation render-triage`"
+    )
+
+
+def test_sample_still_applies() -> None:
+    """Each sampled mutant's line is still in its module, so the slow test mutates something."""
+    assert len(SAMPLE) >= MIN_SAMPLE
+    for entry in SAMPLE:
+        path = REPO / "reference_impl" / f"{entry['module']}.py"
+        source = path.read_text("utf-8")
+        mutated = mutation.apply_line_mutation(
+            source, entry["before"], entry["after"], entry["line"]
+        )
+        assert mutated != source
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "entry",
+    SAMPLE,
+    ids=[f"{e['module']}-{e['line']}-{e['operator'].removeprefix('core/')}" for e in SAMPLE],
+)
+def test_sampled_mutant_is_killed(entry: dict[str, object], tmp_path: Path) -> None:
+    """The conformance suite alone finds the reference host with this mutant not conformant."""
+    scratch = mutation.make_scratch(REPO, tmp_path)
+    path = scratch.root / "reference_impl" / f"{entry['module']}.py"
+    source = path.read_text("utf-8")
+    path.write_text(
+        mutation.apply_line_mutation(
+            source, str(entry["before"]), str(entry["after"]), int(str(entry["line"]))
+        ),
+        "utf-8",
+    )
+    status, code, _ = mutation.run_suite(scratch, mutation.DEFAULT_TIMEOUT)
+    assert (status, code) == ("killed", 1), f"the suite did not catch the mutant ({status})"
