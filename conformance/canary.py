@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import enum
+import functools
 import itertools
 import json
 import secrets
@@ -225,7 +226,7 @@ def url_form(value: str, *, lower_hex: bool = False) -> str:
     return "".join(out)
 
 
-def required_forms(value: str) -> dict[str, str]:
+def _required_forms(value: str) -> dict[str, str]:
     """Return forms a to d of ``value``, each only if it differs from those before it.
 
     Returns:
@@ -264,7 +265,7 @@ def _base64_core(data: bytes, offset: int) -> str:
     return encoded[start:whole]
 
 
-def hardening_forms(value: str) -> dict[str, str]:
+def _hardening_forms(value: str) -> dict[str, str]:
     """Return the forms beyond the design that a host may scrub (R5.6).
 
     Each is kept only when it differs from every required form and from the forms before it.
@@ -293,6 +294,29 @@ def hardening_forms(value: str) -> dict[str, str]:
             known.add(text)
             found[name] = text
     return found
+
+
+#: How many values' forms are kept: a run mints a few thousand canaries, each swept and redacted
+#: by many detectors, and the forms of one value never change.
+FORMS_CACHE: Final = 8192
+
+
+@functools.lru_cache(maxsize=FORMS_CACHE)
+def _cached_forms(value: str, hardening: bool) -> tuple[tuple[str, str], ...]:
+    forms = _hardening_forms(value) if hardening else _required_forms(value)
+    return tuple(forms.items())
+
+
+def required_forms(value: str) -> dict[str, str]:
+    """Return forms a to d of ``value``, each only if it differs from those before it
+    (decisions R5.2); a fresh dict each call, computed once per value."""
+    return dict(_cached_forms(value, False))
+
+
+def hardening_forms(value: str) -> dict[str, str]:
+    """Return the forms beyond the design that a host may scrub (decisions R5.6); a fresh dict
+    each call, computed once per value."""
+    return dict(_cached_forms(value, True))
 
 
 # --- the sweep ---------------------------------------------------------------------------------
