@@ -24,6 +24,7 @@ import pytest
 from conformance import expectations, outcomes
 from conformance.canary import (
     SURFACE_CAPABILITIES,
+    Canary,
     Detector,
     Guarded,
     issued_canaries,
@@ -66,6 +67,7 @@ class State:
     started: datetime.datetime = field(default_factory=lambda: datetime.datetime.now(datetime.UTC))
     clock: float = field(default_factory=time.monotonic)
     report: dict[str, Any] | None = None
+    first_canary: int = field(default_factory=lambda: len(issued_canaries()))
 
 
 STATE_KEY: Final = pytest.StashKey[State]()
@@ -433,6 +435,10 @@ class ConformanceHooks:
 
     # --- keeping canaries out of every report -------------------------------------------------
 
+    def _run_canaries(self) -> tuple[Canary, ...]:
+        """Return the canaries minted since this session began: all a report of it can hold."""
+        return issued_canaries()[self.state.first_canary :]
+
     @staticmethod
     def _detector(item: pytest.Item) -> Detector:
         """Return a detector for the canaries minted since ``item`` started."""
@@ -514,9 +520,9 @@ class ConformanceHooks:
         json_path = self.config.getoption("secref_report_json", None)
         md_path = self.config.getoption("secref_report_md", None)
         if json_path:
-            write_json(report, json_path)
+            write_json(report, json_path, self._run_canaries())
         if md_path:
-            write_markdown(report, md_path)
+            write_markdown(report, md_path, self._run_canaries())
         if report["verdict"] == HARNESS_ERROR and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
         if (
@@ -534,7 +540,7 @@ class ConformanceHooks:
         if report is None:
             return
         terminalreporter.section("secret-reference conformance")
-        for line in summary_lines(report):
+        for line in summary_lines(report, self._run_canaries()):
             terminalreporter.write_line(line)
 
 

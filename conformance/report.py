@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from conformance import __version__
-from conformance.canary import Detector, Guarded, issued_canaries, redact_runs
+from conformance.canary import Canary, Detector, Guarded, issued_canaries, redact_runs
 from conformance.expectations import requirement_outcome
 from conformance.expectations import summary as expectations_summary
 from conformance.inert import escape_controls, map_strings, markdown_code, markdown_text
@@ -496,13 +496,15 @@ def report_schema() -> dict[str, Any]:
     return schema
 
 
-def redacted(report: Mapping[str, Any]) -> dict[str, Any]:
+def redacted(report: Mapping[str, Any], canaries: Sequence[Canary] | None = None) -> dict[str, Any]:
     """Return a copy of ``report`` holding no run of 8 or more characters of any canary.
 
-    Every canary minted in this process is looked for in every string, whole or in part, as a
-    last line of defence: the checks redact their own text already.
+    Every canary given (by default, every canary minted in this process) is looked for in every
+    string, whole or in part, as a last line of defence: the checks redact their own text
+    already. A run passes its own canaries, so a process that runs the suite many times (the
+    self-test) does not look for every earlier run's canaries in each new report.
     """
-    canaries = issued_canaries()
+    canaries = issued_canaries() if canaries is None else canaries
     if not canaries:
         return dict(report)
     # Every run of a value's forms is a window of the index, whole forms included, so one
@@ -512,7 +514,9 @@ def redacted(report: Mapping[str, Any]) -> dict[str, Any]:
     return changed
 
 
-def write_json(report: Mapping[str, Any], path: str | Path) -> None:
+def write_json(
+    report: Mapping[str, Any], path: str | Path, canaries: Sequence[Canary] | None = None
+) -> None:
     """Write the JSON report to ``path``, creating its directory.
 
     It is written redacted (:func:`redacted`) and ASCII-only, so that no control or
@@ -520,7 +524,7 @@ def write_json(report: Mapping[str, Any], path: str | Path) -> None:
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(redacted(report), indent=2, ensure_ascii=True)
+    text = json.dumps(redacted(report, canaries), indent=2, ensure_ascii=True)
     target.write_text(text + "\n", encoding="utf-8")
 
 
@@ -636,20 +640,23 @@ def _unchecked_section(report: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def write_markdown(report: Mapping[str, Any], path: str | Path) -> None:
-    """Write the Markdown report to ``path``, creating its directory."""
+def write_markdown(
+    report: Mapping[str, Any], path: str | Path, canaries: Sequence[Canary] | None = None
+) -> None:
+    """Write the Markdown report to ``path``, creating its directory (redacted as
+    :func:`write_json` is)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(render_markdown(redacted(report)), encoding="utf-8")
+    target.write_text(render_markdown(redacted(report, canaries)), encoding="utf-8")
 
 
-def summary_lines(report: Mapping[str, Any]) -> list[str]:
+def summary_lines(report: Mapping[str, Any], canaries: Sequence[Canary] | None = None) -> list[str]:
     """Return the terminal summary: one row per requirement, then the verdict.
 
     Each line is redacted and has its control characters shown as escapes, so host text cannot
     move the cursor, recolour the terminal or start a line of its own.
     """
-    report = redacted(report)
+    report = redacted(report, canaries)
     rows = [
         (
             item["id"],
