@@ -481,8 +481,8 @@ def guarded_values(secrets_: Iterable[Any]) -> tuple[Guarded, ...]:
     return tuple(found)
 
 
-def _strings(node: object, path: str) -> Iterator[tuple[str, str]]:
-    """Yield (path, text) for every key and string value of a JSON-ready tree."""
+def strings(node: object, path: str) -> Iterator[tuple[str, str]]:
+    """Yield (path, text) for every member name and string of a JSON-ready tree, at any depth."""
     stack: list[tuple[object, str]] = [(node, path)]
     while stack:
         item, where = stack.pop()
@@ -668,7 +668,7 @@ class Detector:
             self._sweep_ledger(observation.ledger_bytes, scrubbing, off, found)
         requests = observation.approval_requests if Surface.REQUEST in shown else ()
         for number, request in enumerate(requests, start=1):
-            for path, text in _strings(request, ""):
+            for path, text in strings(request, ""):
                 in_descriptor = path.startswith("/descriptors/")
                 found.leaks.extend(
                     self._leaks(
@@ -711,7 +711,7 @@ class Detector:
                 found.leaks.extend(
                     self._leaks(Surface.LEDGER, line, f"line {number} bytes", extra=off)
                 )
-            for path, value in _strings(record, ""):
+            for path, value in strings(record, ""):
                 if not scrubbing and path == "/errorSnippet":
                     if self.find(value):
                         found.snippet_values += 1

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from conformance.canary import FORM_REQUIREMENTS, Detector, Finding, Surface, Sweep
+from conformance.canary import FORM_REQUIREMENTS, Detector, Finding, Surface, Sweep, strings
 
 #: What a leak on each MCP surface violates (decisions R9.3, R9.6, R9.7; design invariant 1).
 MCP_SURFACE_REQUIREMENTS: Final = {
@@ -46,22 +46,6 @@ class McpSweep:
     leaks: list[Finding] = field(default_factory=list)
     hardening: list[Finding] = field(default_factory=list)
     searched: list[str] = field(default_factory=list)
-
-
-def strings(node: object, path: str) -> Iterator[tuple[str, str]]:
-    """Yield (path, text) for every member name and string of a JSON-ready tree, at any depth."""
-    stack: list[tuple[object, str]] = [(node, path)]
-    while stack:
-        item, where = stack.pop()
-        if isinstance(item, str):
-            yield where, item
-        elif isinstance(item, Mapping):
-            for key, child in item.items():
-                yield f"{where}/{key} (key)", str(key)
-                stack.append((child, f"{where}/{key}"))
-        elif isinstance(item, list | tuple):
-            for index, child in enumerate(item):
-                stack.append((child, f"{where}/{index}"))
 
 
 def result_surfaces(result: Mapping[str, Any]) -> Iterator[tuple[str, str, bool]]:
