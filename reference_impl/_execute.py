@@ -137,7 +137,8 @@ def _result_of(returned: object) -> ToolResult:
         text, is_error = returned.text, returned.is_error
         if not isinstance(text, str) or not isinstance(is_error, bool):
             raise _MalformedResultError
-        return ToolResult(_plain(text), is_error is True)
+        # The rich surfaces (docs/mcp.md) travel on; the registry scrubs them as a tree.
+        return ToolResult(_plain(text), is_error is True, returned.rich)
     text = str(returned)
     return ToolResult(_plain(text))
 

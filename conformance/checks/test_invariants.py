@@ -151,6 +151,16 @@ _ADVERSARIAL: dict[str, Callable[[int], str]] = {
 _GROWTH_BOUND = 24.0
 
 
+def _echoed(args: str, outcome: CallResult) -> bool:
+    """Return whether the echo handler sent ``args`` back, as its first line.
+
+    An MCP layer may re-serialize the arguments (decisions R9.2), so whitespace is not compared;
+    these shapes hold none inside their strings.
+    """
+    first = outcome.text.split("\n", 1)[0]
+    return "".join(first.split()) == "".join(args.split())
+
+
 @pytest.mark.req("INV7")
 @pytest.mark.parametrize("shape", list(_ADVERSARIAL))
 def test_bounded_work(host: RecordingHost, mint: Mint, shape: str) -> None:
@@ -167,7 +177,7 @@ def test_bounded_work(host: RecordingHost, mint: Mint, shape: str) -> None:
     # Only time that went into the work counts: a marker-bearing text must have been refused
     # by the parser, and a marker-free one must have reached the echo handler.
     if not calls or not all(
-        outcome.disposition == "SECRET_UNRESOLVED" if "secret:" in args else args in outcome.text
+        outcome.disposition == "SECRET_UNRESOLVED" if "secret:" in args else _echoed(args, outcome)
         for args, outcome in calls
     ):
         unchecked("INV7", "the host did not do the work being timed (refuse or echo the input)")

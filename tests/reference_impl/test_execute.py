@@ -27,6 +27,17 @@ def test_text_and_results_both_count_as_results() -> None:
     assert h.records[0].error_snippet is None
 
 
+@pytest.mark.req("MCP-003")
+def test_rich_surfaces_travel_with_the_result() -> None:
+    """A handler's rich result reaches the agent scrubbed, not dropped on the worker's thread."""
+    tools = [Tool("rich", "demo", lambda a: ToolResult("t", rich={"note": str(a.get("v"))}))]
+    h = build(extra_tools=tools)
+    plain = h.invoke("rich", '{"v": "kept"}')
+    assert plain.rich == {"note": "kept"}
+    secret = h.invoke("rich", args(v=ref(ID_A)))
+    assert secret.rich == {"note": f"[secret:{ID_A}.password]"}
+
+
 @pytest.mark.req("SCRUB-010")
 def test_an_exception_becomes_failure_text() -> None:
     """A raising handler gives failure text naming the tool."""
