@@ -729,6 +729,9 @@ _CORE: Final[tuple[Mutant, ...]] = (
     ),
 )
 
+#: What the generated grammar corpus's vector IDs hold (docs/vectors.md).
+GENERATED_MARK: Final = "gen-"
+
 #: The catalog. Each mutant breaks one requirement of decisions R1 to R7.
 MUTANTS: Final[tuple[Mutant, ...]] = (
     *_CORE,
@@ -815,6 +818,8 @@ class Verdict:
     seconds: float
     reads: tuple[str, ...] = ()
     """The capabilities the checks that caught it used."""
+    core: bool = False
+    """Whether a hand-written check (not only the generated corpus) caught it."""
 
 
 def _run_suite(arguments: Sequence[str]) -> dict[str, Any] | None:
@@ -861,18 +866,17 @@ def judge(mutant: Mutant, report: dict[str, Any] | None, seconds: float) -> Verd
         noted = {item["requirement"] for check in report["checks"] for item in check["nonStrict"]}
         caught = mutant.requirement in noted
         named = (*named, *sorted(noted & {mutant.requirement}))
+    catching = [
+        check
+        for check in report["checks"]
+        if mutant.requirement in check["failedRequirements"]
+        or any(item["requirement"] == mutant.requirement for item in check["nonStrict"])
+    ]
     reads = tuple(
-        sorted(
-            {
-                capability
-                for check in report["checks"]
-                if mutant.requirement in check["failedRequirements"]
-                or any(item["requirement"] == mutant.requirement for item in check["nonStrict"])
-                for capability in check.get("reads", ())
-            }
-        )
+        sorted({capability for check in catching for capability in check.get("reads", ())})
     )
-    return Verdict(mutant, caught, named, len(failing), problem, seconds, reads)
+    core = any(GENERATED_MARK not in check["id"] for check in catching)
+    return Verdict(mutant, caught, named, len(failing), problem, seconds, reads, core)
 
 
 def selftest(
@@ -961,7 +965,7 @@ def _strip_tables(
     out("")
     out("mutants with a capability their catch used stripped:")
     cases = [
-        (verdict.mutant.name, verdict.mutant.requirement, verdict.reads)
+        (verdict.mutant.name, verdict.mutant.requirement, verdict.reads, verdict.core)
         for verdict in verdicts
         if verdict.mutant.driver and verdict.caught
     ]

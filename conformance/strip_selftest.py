@@ -146,14 +146,18 @@ def capability_table(
 
 
 def mutant_table(
-    cases: Iterable[tuple[str, str, Sequence[str]]],
+    cases: Iterable[tuple[str, str, Sequence[str], bool]],
     run_suite: SuiteRunner,
     out: Callable[[str], None] = print,
 ) -> list[StripRow]:
     """Rerun each mutant once per capability its catch used, with that capability stripped.
 
+    Each run stops at its first failure (a failure already means "not conformant"), and leaves
+    the generated corpus out when a hand-written check caught the mutant.
+
     Args:
-        cases: (mutant name, its requirement, the capabilities its failing checks used).
+        cases: (mutant name, its requirement, the capabilities its failing checks used, whether
+            a hand-written check caught it).
         run_suite: Runs the suite in this process and returns its report.
         out: Where lines go.
 
@@ -163,13 +167,14 @@ def mutant_table(
     from conformance.mutants import driver_command
 
     rows: list[StripRow] = []
-    for name, requirement, used in cases:
+    for name, requirement, used, core in cases:
+        narrowed = ["--requirements", requirement, "-x", *(CORE_ONLY if core else ())]
         for capability in used:
             if capability in IDENTITY:
                 continue
             started = time.monotonic()
             command = stripped_command([capability], driver_command(name))
-            report = run_suite(["--host", command, "--requirements", requirement])
+            report = run_suite(["--host", command, *narrowed])
             label = f"{name} - {capability}"
             row = judge(label, capability, report, time.monotonic() - started)
             rows.append(row)
