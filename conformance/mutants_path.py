@@ -1074,7 +1074,10 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "lone-surrogate-delivered-unscrubbed",
         "SCRUB-017",
         "A value holding a lone surrogate is delivered and its JSON escape is not scrubbed.",
-        (("reference_impl._resolve", "_LONE_SURROGATE", _surrogates_delivered),),
+        (
+            ("reference_impl._resolve", "_LONE_SURROGATE", _surrogates_delivered),
+            ("reference_impl._scrub", "_LONE_SURROGATE", _surrogates_delivered),
+        ),
     ),
     Mutant(
         "bearing-default-deny",

@@ -15,6 +15,7 @@ was built for, or print a value.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from typing import Final
 
@@ -30,14 +31,23 @@ _FORM_TABLE: Final = tuple(
 )
 
 
+#: A code point a Python string can hold only as a lone surrogate (a vault can store one through
+#: a JSON escape).
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
 def json_escape(value: str) -> str:
     """Return form b: the value's JSON string escape without the quotes (decisions R5.2b).
 
     ``json.dumps`` escapes exactly the quote, the backslash and the characters below U+0020
     (``\\b \\f \\n \\r \\t`` short, the rest as lower-case ``\\u00xx``), and with
-    ``ensure_ascii=False`` leaves ``/`` and non-ASCII characters as they are.
+    ``ensure_ascii=False`` leaves ``/`` and non-ASCII characters as they are. It leaves a lone
+    surrogate as it is too; R5.2b spells it ``\\udxxx`` in lower-case hex, as a JSON writer must.
     """
-    return json.dumps(value, ensure_ascii=False)[1:-1]
+    escaped = json.dumps(value, ensure_ascii=False)[1:-1]
+    if _LONE_SURROGATE.search(escaped) is None:
+        return escaped
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", escaped)
 
 
 def form_encode(value: str) -> str:
