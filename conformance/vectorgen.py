@@ -1034,11 +1034,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m conformance.vectorgen [--check]``: write, or check, the corpus and matrix.
 
     Returns:
-        0 when the files were written or are current, 1 when ``--check`` finds one stale.
+        0 when the files were written or are current, 1 when ``--check`` finds one stale, 2 when
+        the page is missing (an installed wheel carries no docs).
     """
     parser = argparse.ArgumentParser(prog=REGENERATE)
     parser.add_argument("--check", action="store_true", help="only say whether files are current")
     options = parser.parse_args(argv)
+    if not DOC.is_file():
+        print(
+            f"{REGENERATE}: {DOC.name} not found beside the package; run it from a source checkout",
+            file=sys.stderr,
+        )
+        return 2
     document = build()
     text = render_json(document)
     ids = [vector["id"] for vector in document["vectors"]]

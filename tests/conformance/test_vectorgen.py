@@ -11,6 +11,9 @@ import pytest
 from conformance import vectorgen, vectors
 
 GENERATED = vectors.load_generated()
+#: The page is read from this checkout, not from beside the package: tox installs a wheel, and a
+#: wheel carries no docs.
+DOC = Path(__file__).resolve().parents[2] / "docs" / "vectors.md"
 _BY_ID = {vector.id: vector for vector in GENERATED}
 
 
@@ -25,7 +28,7 @@ def test_checked_in_corpus_is_the_generators_output() -> None:
 def test_docs_matrix_is_current_and_full() -> None:
     """docs/vectors.md holds the matrix of the checked-in corpus, and no cell of it is empty."""
     ids = [vector.id for vector in GENERATED]
-    page = vectorgen.DOC.read_text(encoding="utf-8")
+    page = DOC.read_text(encoding="utf-8")
     assert page == vectorgen.render_doc(page, ids), (
         f"the matrix in docs/vectors.md is stale: run {vectorgen.REGENERATE}"
     )
@@ -150,9 +153,18 @@ def test_check_mode_reports_a_stale_file(tmp_path: Path, monkeypatch: pytest.Mon
     stale = tmp_path / "generated.json"
     stale.write_text("{}\n", encoding="utf-8")
     doc = tmp_path / "vectors.md"
-    doc.write_text(vectorgen.DOC.read_text(encoding="utf-8"), encoding="utf-8")
+    doc.write_text(DOC.read_text(encoding="utf-8"), encoding="utf-8")
     monkeypatch.setattr(vectorgen, "OUTPUT", stale)
     monkeypatch.setattr(vectorgen, "DOC", doc)
     assert vectorgen.main(["--check"]) == 1
     assert vectorgen.main([]) == 0
     assert vectorgen.main(["--check"]) == 0
+
+
+def test_missing_page_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Run where the docs are absent (an installed wheel), the generator says so and exits 2."""
+    monkeypatch.setattr(vectorgen, "DOC", tmp_path / "vectors.md")
+    assert vectorgen.main(["--check"]) == 2
+    assert "source checkout" in capsys.readouterr().err
