@@ -879,6 +879,11 @@ def judge(mutant: Mutant, report: dict[str, Any] | None, seconds: float) -> Verd
     return Verdict(mutant, caught, named, len(failing), problem, seconds, reads, core)
 
 
+def _progress(line: str) -> None:
+    """Print one line of a long run at once, so that a log piped to a file or CI shows it."""
+    print(line, flush=True)
+
+
 def selftest(
     names: Sequence[str] = (),
     *,
@@ -886,7 +891,7 @@ def selftest(
     broad: bool = False,
     strip: bool = False,
     strip_corpus: str = "core",
-    out: Callable[[str], None] = print,
+    out: Callable[[str], None] | None = None,
 ) -> int:
     """Run the suite against every mutant (or those named) and print the mutation score.
 
@@ -901,12 +906,13 @@ def selftest(
             mutant with each capability its catch used stripped. No row may be conformant.
         strip_corpus: ``"core"`` leaves the generated grammar corpus out of the stripped runs of
             the reference driver; ``"all"`` keeps it.
-        out: Where lines go.
+        out: Where lines go; standard output, flushed line by line, by default.
 
     Returns:
         0 when every mutant was caught by a failure naming its requirement, 1 otherwise, 2 when
         a name is unknown.
     """
+    out = out or _progress
     chosen = [BY_NAME[name] for name in names if name in BY_NAME] if names else list(MUTANTS)
     unknown = [name for name in names if name not in BY_NAME]
     if unknown:
