@@ -560,9 +560,12 @@ def self_check(scratch: Scratch, timeout: float) -> str | None:
     Returns:
         None when both hold, else what went wrong.
     """
+    (scratch.root / "conformance.json").unlink(missing_ok=True)
     status, code, seconds = run_suite(scratch, timeout)
     if status != "survived":
-        return f"the unmutated host is not conformant ({status}, exit {code})"
+        shortfalls = ", ".join(missed(scratch))
+        detail = f"; not fully met: {shortfalls}" if shortfalls else ""
+        return f"the unmutated host is not conformant ({status}, exit {code}{detail})"
     print(f"unmutated host: conformant in {seconds:.0f} s", file=sys.stderr)
     path = scratch.root / "reference_impl" / "_registry.py"
     original = path.read_text("utf-8")
@@ -585,7 +588,9 @@ def run_suite(scratch: Scratch, timeout: float) -> tuple[str, int | None, float]
         timeout: seconds before the run's process group is killed.
 
     Returns:
-        (status, exit code or None, seconds): status is ``killed``, ``survived`` or ``timeout``.
+        (status, exit code or None, seconds): status is ``killed`` (the run failed),
+        ``reported`` (it exited 0 but its report lists a requirement not fully met, such as a
+        SHOULD the mutant broke), ``survived`` or ``timeout``.
     """
     started = time.monotonic()
     proc = subprocess.Popen(
@@ -602,8 +607,35 @@ def run_suite(scratch: Scratch, timeout: float) -> tuple[str, int | None, float]
         os.killpg(proc.pid, 9)
         proc.wait()
         return "timeout", None, time.monotonic() - started
-    status = "survived" if code == 0 else "killed"
+    status = "killed" if code != 0 else ("reported" if missed(scratch) else "survived")
     return status, code, time.monotonic() - started
+
+
+#: The requirement outcomes that say the host did not fully meet a requirement although the run
+#: exited 0: a SHOULD missed (non-strict), or a requirement a check could not judge.
+_SHORTFALLS: Final = frozenset({"non-strict", "fail", "error", "unchecked"})
+
+
+def missed(scratch: Scratch) -> list[str]:
+    """The requirements the last suite run in ``scratch`` reports as not fully met.
+
+    The unmutated host meets every requirement it is judged on (``self_check`` makes sure), so
+    any ID here is the mutant's doing: typically a SHOULD the mutant broke, which the report
+    lists as non-strict while the run still exits 0. A report that cannot be read counts as no
+    shortfall, so a mutant is never counted as caught by a missing file.
+
+    Args:
+        scratch: the scratch copy the suite wrote its JSON report into.
+
+    Returns:
+        The requirement IDs, in catalog order.
+    """
+    try:
+        report = json.loads((scratch.root / "conformance.json").read_text("utf-8"))
+        rows = report["requirements"]
+        return [row["id"] for row in rows if row.get("outcome") in _SHORTFALLS]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
 
 
 def execute(
@@ -628,6 +660,7 @@ def execute(
                 outcome, seconds = Outcome(mutant, "error", None), 0.0
             else:
                 path.write_text(_mutate(original, mutant), "utf-8")
+                (scratch.root / "conformance.json").unlink(missing_ok=True)
                 status, code, seconds = run_suite(scratch, timeout)
                 outcome = Outcome(mutant, status, code)
         finally:
@@ -668,10 +701,12 @@ def tabulate(
 ) -> dict[str, Any]:
     """Count, per module, what happened to the mutants, with the kill rate.
 
-    A timed-out mutant counts as killed (a host that hangs is caught), and is shown apart. The
-    kill rate is killed (timeouts included) over the run mutants not judged equivalent, where
-    equivalent means a triage entry says so. Mutants on ``# pragma: no mutate`` lines are
-    counted as equivalent but never run.
+    A timed-out mutant counts as killed (a host that hangs is caught), and is shown apart; so
+    does a reported one (the run exited 0, but its report lists a requirement not fully met).
+    The kill rate is killed (reported and timeouts included) over the run mutants not judged
+    equivalent, where equivalent means a triage entry says so. A second rate also sets aside
+    the survivors triaged internal-only and counts those triaged gap-closed as killed. Mutants
+    on ``# pragma: no mutate`` lines are counted as equivalent but never run.
 
     Args:
         generated: what ``init_session`` returned.
@@ -692,8 +727,10 @@ def tabulate(
             "candidates": len(generated.candidates[name]),
             "run": 0,
             "killed": 0,
+            "reported": 0,
             "timeout": 0,
             "survived": 0,
+            "internal": 0,
             "equivalent": 0,
             "closed": 0,
             "error": 0,
@@ -702,7 +739,7 @@ def tabulate(
     for outcome in outcomes:
         row = rows[outcome.mutant.module]
         row["run"] += 1
-        if outcome.status in ("killed", "timeout", "error"):
+        if outcome.status in ("killed", "reported", "timeout", "error"):
             row[outcome.status] += 1
             continue
         entry = verdicts.get(outcome.mutant.key)
@@ -712,6 +749,8 @@ def tabulate(
             row["survived"] += 1
             if entry is not None and entry.verdict == "gap-closed":
                 row["closed"] += 1
+            if entry is not None and entry.verdict == "internal-only":
+                row["internal"] += 1
         survivors.append(
             {
                 "module": outcome.mutant.module,
@@ -726,13 +765,19 @@ def tabulate(
     total: dict[str, Any] = {"module": "all"}
     for field in ("generated", "filtered", "pragma", "candidates", "run", "killed", "timeout"):
         total[field] = sum(row[field] for row in rows.values())
-    for field in ("survived", "equivalent", "closed", "error"):
+    for field in ("reported", "survived", "equivalent", "closed", "internal", "error"):
         total[field] = sum(row[field] for row in rows.values())
     for row in [*rows.values(), total]:
-        judged = row["killed"] + row["timeout"] + row["survived"]
-        caught = row["killed"] + row["timeout"]
+        judged = row["killed"] + row["reported"] + row["timeout"] + row["survived"]
+        caught = row["killed"] + row["reported"] + row["timeout"]
         row["kill_rate"] = round(caught / judged, 4) if judged else None
         row["kill_rate_closed"] = round((caught + row["closed"]) / judged, 4) if judged else None
+        # Internal-only survivors change nothing any host shows, so no suite can kill them; this
+        # rate sets them aside as well, and is shown beside the plain one, never instead of it.
+        observable = judged - row["internal"]
+        row["kill_rate_observable"] = (
+            round((caught + row["closed"]) / observable, 4) if observable else None
+        )
     return {"modules": list(rows.values()), "total": total, "survivors": survivors}
 
 
@@ -755,9 +800,10 @@ def render_md(table: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
         "alone (`secref-conformance -- -x`, in-process host), the timing checks of invariant 7 "
         "left out.",
         "",
-        "| Module | Generated | Filtered | Pragma | Run | Killed | Timed out | Survived "
-        "| Equivalent | Kill rate | Gap closed since | Kill rate with them |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| Module | Generated | Filtered | Pragma | Run | Killed | Reported | Timed out "
+        "| Survived | Equivalent | Internal-only | Kill rate | Gap closed since "
+        "| Kill rate with them | Observable kill rate |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
 
     def percent(rate: float | None) -> str:
@@ -766,17 +812,22 @@ def render_md(table: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
     for row in [*table["modules"], table["total"]]:
         out.append(
             f"| `{row['module']}` | {row['generated']} | {row['filtered']} | {row['pragma']} "
-            f"| {row['run']} | {row['killed']} | {row['timeout']} | {row['survived']} "
-            f"| {row['equivalent']} | {percent(row['kill_rate'])} | {row['closed']} "
-            f"| {percent(row['kill_rate_closed'])} |"
+            f"| {row['run']} | {row['killed']} | {row['reported']} | {row['timeout']} "
+            f"| {row['survived']} | {row['equivalent']} | {row['internal']} "
+            f"| {percent(row['kill_rate'])} | {row['closed']} "
+            f"| {percent(row['kill_rate_closed'])} | {percent(row['kill_rate_observable'])} |"
         )
     out += [
         "",
         "Generated: what cosmic-ray made. Filtered: dropped, touching only an annotation, a "
         "docstring or a logging call. Pragma: on a `# pragma: no mutate` line (equivalent, not "
-        "run). Run: drawn and judged. Kill rate: (killed + timed out) / (run - equivalent). Gap "
-        "closed since: survivors the triage file marks as killed by a check added after the "
-        "run; the last column counts them as killed.",
+        "run). Run: drawn and judged. Killed: the suite failed. Reported: the suite exited 0 "
+        "but its report lists a requirement as not fully met (a SHOULD the mutant broke shows "
+        "as non-strict; the unmutated host has none). Kill rate: (killed + reported + timed "
+        "out) / (run - equivalent). Gap closed since: survivors the triage file marks as killed "
+        "by a check added after the run; the next column counts them as killed. Observable kill "
+        "rate: as that column, but over run - equivalent - internal-only, since an "
+        "internal-only survivor changes nothing a host shows and no suite can kill it.",
         "",
         "## Survivors",
         "",

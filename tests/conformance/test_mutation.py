@@ -7,6 +7,7 @@ is the part of mutation testing that runs in CI (the full run is ``tox -e mutati
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,40 @@ def test_sampled_mutant_is_killed(entry: dict[str, object], tmp_path: Path) -> N
     )
     status, code, _ = mutation.run_suite(scratch, mutation.DEFAULT_TIMEOUT)
     assert (status, code) == ("killed", 1), f"the suite did not catch the mutant ({status})"
+
+
+def _mutant(n: int) -> mutation.Mutant:
+    return mutation.Mutant(str(n), "_scan", "core/NumberReplacer", n, n, f"x = {n}", f"x = {n + 1}")
+
+
+def test_tabulate_counts_reported_as_caught_and_sets_internal_only_aside() -> None:
+    """A reported mutant is caught; internal-only survivors count only in the observable rate."""
+    mutants = [_mutant(n) for n in range(6)]
+    statuses = ["killed", "reported", "timeout", "survived", "survived", "survived"]
+    outcomes = [mutation.Outcome(m, s, 0) for m, s in zip(mutants, statuses, strict=True)]
+    triage = [
+        mutation.TriageEntry(*mutants[3].key, verdict="equivalent", reason="r"),
+        mutation.TriageEntry(*mutants[4].key, verdict="internal-only", reason="r"),
+    ]
+    generated = mutation.Generated({"_scan": 6}, {"_scan": 0}, {"_scan": 0}, {"_scan": []})
+    row = mutation.tabulate(generated, outcomes, triage)["modules"][0]
+    assert (row["killed"], row["reported"], row["timeout"]) == (1, 1, 1)
+    assert (row["survived"], row["equivalent"], row["internal"]) == (2, 1, 1)
+    assert row["kill_rate"] == round(3 / 5, 4)
+    assert row["kill_rate_observable"] == round(3 / 4, 4)
+
+
+def test_missed_reads_shortfalls_and_never_invents_one(tmp_path: Path) -> None:
+    """missed() lists requirements not fully met, and nothing for a missing or broken report."""
+    scratch = mutation.Scratch(tmp_path)
+    assert mutation.missed(scratch) == []
+    (tmp_path / "conformance.json").write_text("{not json", "utf-8")
+    assert mutation.missed(scratch) == []
+    rows = [
+        {"id": "LEDG-007", "outcome": "non-strict"},
+        {"id": "GRAM-001", "outcome": "pass"},
+        {"id": "LOG-001", "outcome": "unchecked"},
+        {"id": "APPR-002", "outcome": "accepted-alternative"},
+    ]
+    (tmp_path / "conformance.json").write_text(json.dumps({"requirements": rows}), "utf-8")
+    assert mutation.missed(scratch) == ["LEDG-007", "LOG-001"]
