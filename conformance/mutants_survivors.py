@@ -53,6 +53,23 @@ def _stamps_xor_generation(original: Callable[..., Any]) -> Callable[..., Any]:
     return stamp
 
 
+def _save_toggles_stamp(kind: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def patch(original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def save(self: Any, name: str, rule: Any) -> None:
+            if self.store_failure is not None:
+                original(self, name, rule)  # raises, as the unbroken method does
+                return
+            with self._lock:
+                getattr(self, f"_{kind}s")[name] = rule
+                stamps = getattr(self, f"_{kind}_stamps")
+                stamps[name] = stamps.get(name, 0) ^ 1
+
+        return save
+
+    return patch
+
+
 MUTANTS: Final[tuple[Mutant, ...]] = (
     Mutant(
         "pending-slot-freed-twice",
@@ -77,6 +94,18 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "and revocations of both the tool's and the provider's rules made while one prompt is "
         "open cancel out and the fence lets the approval through.",
         (("reference_impl._policy", "Rules.stamp", _stamps_xor_generation),),
+        via="driver",
+    ),
+    Mutant(
+        "saved-rule-toggles-stamp",
+        "FENCE-002",
+        "Saving a tool's or a provider's rule toggles its revocation stamp instead of counting "
+        "up, so a DENY saved and then replaced while one prompt is open leaves the stamp as it "
+        "was and the fence lets the approval through.",
+        (
+            ("reference_impl._policy", "Rules.save_tool_rule", _save_toggles_stamp("tool")),
+            ("reference_impl._policy", "Rules.save_provider_rule", _save_toggles_stamp("provider")),
+        ),
         via="driver",
     ),
 )

@@ -87,3 +87,48 @@ def test_reset_and_revocations_in_one_prompt(host: RecordingHost, mint: Mint) ->
         ("FENCE-001", "INV4"),
         "the tool ran after a reset and two revocations",
     )
+
+
+#: What follows a DENY saved while the prompt is open: a second change of the same rule, which
+#: must not undo the first in the fence's eyes. The last saved rule may let the call through
+#: when decided afresh (ASK, ALLOW), so only the fence can refuse it.
+_AFTER_DENY: dict[str, Callable[[Control, str, str], None]] = {
+    "then-ask": lambda c, kind, name: c.save_rule(kind, name, "ASK"),
+    "then-allow": lambda c, kind, name: c.save_rule(kind, name, "ALLOW"),
+    "then-deny-again": lambda c, kind, name: c.save_rule(kind, name, "DENY"),
+    "then-revoke": lambda c, kind, name: c.revoke(kind, name),
+}
+
+_SCOPES: dict[str, str] = {"tool": RECORDER.name, "provider": PROVIDER}
+
+
+@pytest.mark.req("FENCE-002", "FENCE-001", "INV4")
+@pytest.mark.parametrize("after", list(_AFTER_DENY))
+@pytest.mark.parametrize("kind", list(_SCOPES))
+def test_deny_saved_then_replaced_in_one_prompt(
+    host: RecordingHost, mint: Mint, kind: str, after: str
+) -> None:
+    """A DENY saved for the tool or the provider while the prompt is open refuses the approved
+    call even when the same rule is changed again before the answer: the fence counts changes,
+    so a second change must not bring the first one's count back."""
+    host.need("control.save-rule", "control.revoke")
+    secret = make_secret(mint)
+    host.reset(config([secret]))
+    name = _SCOPES[kind]
+
+    def deny_then(control: Control) -> None:
+        control.save_rule(kind, name, "DENY")
+        _AFTER_DENY[after](control, kind, name)
+
+    outcome = host.invoke(RECORDER.name, args_json({"x": ref(secret.id)}), acting(deny_then))
+    require(
+        outcome.disposition == "POLICY_DENIED",
+        ("FENCE-002", "INV4"),
+        f"a DENY saved for the {kind} and then changed ({after}) while the prompt was open "
+        f"ended {outcome.disposition}",
+    )
+    require(
+        host.observe().receipts == (),
+        ("FENCE-002", "INV4"),
+        f"the tool ran after a DENY for the {kind} was saved and then changed ({after})",
+    )
