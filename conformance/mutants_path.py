@@ -422,6 +422,16 @@ def _provider_renamed(original: Callable[..., dict[str, object]]) -> Callable[..
     return to_json_dict
 
 
+def _duration_always_zero(original: Callable[..., dict[str, object]]) -> Callable[..., Any]:
+    """Every record's durationMs is written as 0."""
+
+    @functools.wraps(original)
+    def to_json_dict(self: Any) -> dict[str, object]:
+        return {**original(self), "durationMs": 0}
+
+    return to_json_dict
+
+
 def _forbidden_as_policy_denied(original: Any) -> Callable[..., Any]:
     """SECRET_FORBIDDEN is recorded as POLICY_DENIED."""
     from reference_impl._types import Disposition
@@ -978,6 +988,13 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "LEDG-001",
         "The ledger writes providerId as provider.",
         (("reference_impl._types", "LedgerRecord.to_json_dict", _provider_renamed),),
+        via="driver",
+    ),
+    Mutant(
+        "ledger-duration-zero",
+        "LEDG-021",
+        "Every ledger record's durationMs reads 0, whatever the call took.",
+        (("reference_impl._types", "LedgerRecord.to_json_dict", _duration_always_zero),),
         via="driver",
     ),
     Mutant(

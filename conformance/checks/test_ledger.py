@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from conformance.canary import Kind, Mint
-from conformance.host import Answer
+from conformance.host import Answer, HandlerKind
 from conformance.outcomes import require, should
 from conformance.scenario import (
     ECHO,
@@ -31,6 +31,7 @@ from conformance.scenario import (
     name_of,
     new_id,
     ref,
+    tool,
 )
 
 
@@ -174,3 +175,34 @@ def test_log_holds_no_value(host: RecordingHost, mint: Mint, kind: Kind) -> None
         record.level for record in host.observe().log_records if detector.find(record.message)
     ]
     require(not leaked, "LOG-001", f"host log records at {sorted(set(leaked))} hold a value")
+
+
+#: The execution timeout of the duration check, in seconds, and how long its handler would run:
+#: long enough that a duration of 0 cannot be rounding, short enough to keep the check quick.
+_EXECUTION_TIMEOUT_S = 0.4
+_HANDLER_SLEEP_S = 3.0
+
+
+@pytest.mark.req("LEDG-021")
+def test_duration_counts_the_call(host: RecordingHost, mint: Mint) -> None:
+    """A call its tool held until the execution timeout records a durationMs of at least half
+    that timeout: the field measures the call, it is not a constant."""
+    slow = tool("slow", HandlerKind.TIMEOUT, seconds=_HANDLER_SLEEP_S)
+    secret = make_secret(mint)
+    host.reset(config([secret], tools=(slow,), execution_timeout_s=_EXECUTION_TIMEOUT_S))
+    outcome = host.invoke(slow.name, args_json({"x": ref(secret.id)}))
+    require(
+        outcome.is_error,
+        "LEDG-021",
+        f"a handler that outlived the execution timeout ended {outcome.disposition}, not failed",
+    )
+    records = ledger_records(host.observe())
+    require(len(records) == 1, "LEDG-021", f"{len(records)} ledger records for one call")
+    duration = records[0].get("durationMs")
+    floor = int(_EXECUTION_TIMEOUT_S * 1000 / 2)
+    should(
+        isinstance(duration, int) and duration >= floor,
+        "LEDG-021",
+        f"a call held for the {_EXECUTION_TIMEOUT_S * 1000:.0f} ms execution timeout recorded "
+        f"durationMs {duration!r}, under {floor}",
+    )
