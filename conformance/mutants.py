@@ -950,16 +950,23 @@ def selftest(
         f"{through_driver} through the subprocess driver, "
         f"{len(verdicts) - through_driver} in process"
     )
-    held = True
+    broken: list[str] = []
     if strip:
-        held = _strip_tables(verdicts, out, strip_corpus)
-    return 0 if verdicts and caught == len(verdicts) and held else 1
+        broken = _strip_tables(verdicts, out, strip_corpus)
+    missed = [verdict.mutant.name for verdict in verdicts if not verdict.caught]
+    if missed or broken or not verdicts:
+        # One closing line that says what failed, so that a log cut to its tail still does.
+        parts = [f"mutants missed: {', '.join(missed)}"] if missed else []
+        parts += [f"stripped runs broken: {', '.join(broken)}"] if broken else []
+        out(f"self-test FAILED: {'; '.join(parts) or 'no mutant ran'}")
+        return 1
+    return 0
 
 
 def _strip_tables(
     verdicts: Sequence[Verdict], out: Callable[[str], None], corpus: str = "core"
-) -> bool:
-    """Print both capability-stripping tables; return whether every row held."""
+) -> list[str]:
+    """Print both capability-stripping tables; return the labels of the rows that broke."""
     from conformance import strip_selftest
     from reference_impl.harness import CAPABILITIES
 
@@ -984,7 +991,7 @@ def _strip_tables(
         f"capability stripping: {len(rows) - len(broken)}/{len(rows)} runs never conformant, "
         f"no check judging on what it could not see"
     )
-    return not broken
+    return [row.label for row in broken]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

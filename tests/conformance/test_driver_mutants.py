@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 
+from conformance import mutants
 from conformance.host import HandlerKind, HostConfig, SecretSpec, ToolSpec
 from conformance.hosts.subprocess import SubprocessHost
 from conformance.mutants import MUTANTS, driver_command
@@ -95,3 +97,27 @@ def test_driver_mutant_is_applied_inside_the_adapter() -> None:
         assert json.loads(receipt.raw) != receipt.view  # the broken host's views disagree
     finally:
         host.close()
+
+
+def test_selftest_closes_with_what_failed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A self-test that misses a mutant says so on its last line and exits 1; one that catches
+    every mutant does not print that line and exits 0."""
+    mutant = MUTANTS[0]
+    clean: dict[str, object] = {"checks": [], "problems": []}
+    caught: dict[str, object] = {
+        "checks": [
+            {
+                "id": "x",
+                "outcome": "fail",
+                "failedRequirements": [mutant.requirement],
+                "nonStrict": [],
+            }
+        ],
+        "problems": [],
+    }
+    for report, code in ((clean, 1), (caught, 0)):
+        monkeypatch.setattr(mutants, "_run_suite", lambda _arguments, r=report: r)
+        lines: list[str] = []
+        assert mutants.selftest([mutant.name], out=lines.append) == code
+        failed = lines[-1].startswith("self-test FAILED: mutants missed: " + mutant.name)
+        assert failed == (code == 1), lines
