@@ -879,6 +879,13 @@ def judge(mutant: Mutant, report: dict[str, Any] | None, seconds: float) -> Verd
     return Verdict(mutant, caught, named, len(failing), problem, seconds, reads, core)
 
 
+def path_arguments(path: str) -> list[str]:
+    """The suite arguments that reach a mutant on ``path``: the MCP layer's mutants are served
+    behind the driver and reached over MCP, so their runs, stripped ones included, say
+    ``--via mcp``."""
+    return ["--via", "mcp"] if path == "mcp" else []
+
+
 def _progress(line: str) -> None:
     """Print one line of a long run at once, so that a log piped to a file or CI shows it."""
     print(line, flush=True)
@@ -926,10 +933,7 @@ def selftest(
         path = mutant.via if via == "catalog" else via
         through_driver += path in ("driver", "mcp")
         host = f"mutant:{mutant.name}" if path == "inprocess" else driver_command(mutant.name)
-        arguments = ["--host", host]
-        if path == "mcp":
-            # The MCP layer's mutants are served behind the driver and reached over MCP.
-            arguments += ["--via", "mcp"]
+        arguments = ["--host", host, *path_arguments(path)]
         if not broad:
             arguments += ["--requirements", mutant.requirement]
         started = time.monotonic()
@@ -952,7 +956,7 @@ def selftest(
     )
     broken: list[str] = []
     if strip:
-        broken = _strip_tables(verdicts, out, strip_corpus)
+        broken = _strip_tables(verdicts, out, strip_corpus, via)
     missed = [verdict.mutant.name for verdict in verdicts if not verdict.caught]
     if missed or broken or not verdicts:
         # One closing line that says what failed, so that a log cut to its tail still does.
@@ -964,7 +968,10 @@ def selftest(
 
 
 def _strip_tables(
-    verdicts: Sequence[Verdict], out: Callable[[str], None], corpus: str = "core"
+    verdicts: Sequence[Verdict],
+    out: Callable[[str], None],
+    corpus: str = "core",
+    via: str = "catalog",
 ) -> list[str]:
     """Print both capability-stripping tables; return the labels of the rows that broke."""
     from conformance import strip_selftest
@@ -981,7 +988,13 @@ def _strip_tables(
     # SHOULD is reported, never failed), so only MUST mutants can show a stripped run certifying.
     musts = {entry.id for entry in load_catalog().requirements if entry.level == "MUST"}
     cases = [
-        (verdict.mutant.name, verdict.mutant.requirement, verdict.reads, verdict.core)
+        (
+            verdict.mutant.name,
+            verdict.mutant.requirement,
+            verdict.reads,
+            verdict.core,
+            path_arguments(verdict.mutant.via if via == "catalog" else via),
+        )
         for verdict in verdicts
         if verdict.mutant.driver and verdict.caught and verdict.mutant.requirement in musts
     ]

@@ -146,7 +146,7 @@ def capability_table(
 
 
 def mutant_table(
-    cases: Iterable[tuple[str, str, Sequence[str], bool]],
+    cases: Iterable[tuple[str, str, Sequence[str], bool, Sequence[str]]],
     run_suite: SuiteRunner,
     out: Callable[[str], None] = print,
 ) -> list[StripRow]:
@@ -157,7 +157,9 @@ def mutant_table(
 
     Args:
         cases: (mutant name, its requirement, the capabilities its failing checks used, whether
-            a hand-written check caught it).
+            a hand-written check caught it, and the path arguments its catch ran with, such as
+            ``--via mcp`` for a mutant of the MCP layer: a stripped run that took another path
+            would never meet the mutant and would certify it).
         run_suite: Runs the suite in this process and returns its report.
         out: Where lines go.
 
@@ -167,8 +169,8 @@ def mutant_table(
     from conformance.mutants import driver_command
 
     rows: list[StripRow] = []
-    for name, requirement, used, core in cases:
-        narrowed = ["--requirements", requirement, "-x", *(CORE_ONLY if core else ())]
+    for name, requirement, used, core, path in cases:
+        narrowed = ["--requirements", requirement, "-x", *path, *(CORE_ONLY if core else ())]
         for capability in used:
             if capability in IDENTITY:
                 continue

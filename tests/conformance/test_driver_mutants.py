@@ -121,3 +121,25 @@ def test_selftest_closes_with_what_failed(monkeypatch: pytest.MonkeyPatch) -> No
         assert mutants.selftest([mutant.name], out=lines.append) == code
         failed = lines[-1].startswith("self-test FAILED: mutants missed: " + mutant.name)
         assert failed == (code == 1), lines
+
+
+def test_stripped_runs_take_the_path_of_the_catch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mutant of the MCP layer is rerun stripped over MCP, as its catch was: a stripped run
+    through the driver alone would never meet the mutant, and its conformant verdict would
+    read as a stripped capability certifying a broken host."""
+    from conformance import strip_selftest
+
+    mcp_mutant = next(mutant for mutant in MUTANTS if mutant.via == "mcp")
+    seen: list[list[str]] = []
+
+    def run(arguments: list[str]) -> None:
+        seen.append(list(arguments))
+
+    verdicts = [
+        mutants.Verdict(mcp_mutant, True, (mcp_mutant.requirement,), 1, None, 0.0, ("x.y",), True)
+    ]
+    monkeypatch.setattr(strip_selftest, "capability_table", lambda *_args: [])
+    monkeypatch.setattr(mutants, "_run_suite", run)
+    mutants._strip_tables(verdicts, lambda _line: None)
+    assert len(seen) == 1
+    assert seen[0][seen[0].index("--via") + 1] == "mcp", seen[0]
