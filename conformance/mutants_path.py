@@ -476,6 +476,26 @@ def _two_writes_unlocked(original: Callable[..., None]) -> Callable[..., None]:
     return append
 
 
+def _no_record_start(_original: Any) -> bytes:
+    """The reader no longer looks for a whole record after a torn prefix on one line."""
+    return b"\x00no record starts here\x00"
+
+
+def _secret_refs_loose(original: Callable[..., Any]) -> Callable[..., Any]:
+    """A record whose secretRefs is not a list of names is read anyway, coerced to strings."""
+
+    @functools.wraps(original)
+    def decode(data: dict[str, object]) -> Any:
+        refs = data.get("secretRefs")
+        if refs is not None and not isinstance(refs, list):
+            refs = list(str(refs))
+        if isinstance(refs, list):
+            data = {**data, "secretRefs": [str(ref) for ref in refs]}
+        return original(data)
+
+    return decode
+
+
 def _torn_line_fatal(original: Callable[..., Any]) -> Callable[..., Any]:
     """A reader meeting a torn last line gives up on the whole file."""
 
@@ -1050,6 +1070,22 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "LEDG-013",
         "After an append fails, later calls still run.",
         ((_REG, "Registry._ledger_fault", _failure_never_refuses),),
+        driver=False,
+    ),
+    Mutant(
+        "glued-record-dropped",
+        "LEDG-011",
+        "A whole record appended onto a torn line without a newline is lost with the torn "
+        "prefix instead of being read.",
+        (("reference_impl._ledger", "RECORD_START", _no_record_start),),
+        driver=False,
+    ),
+    Mutant(
+        "secret-refs-not-validated",
+        "LEDG-014",
+        "A ledger line whose secretRefs is not a list of names is read as a record, its "
+        "secretRefs coerced to strings, instead of being skipped and reported.",
+        (("reference_impl._ledger", "decode_record", _secret_refs_loose),),
         driver=False,
     ),
     Mutant(

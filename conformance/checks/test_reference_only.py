@@ -119,6 +119,83 @@ def test_torn_last_line_skipped(host: RecordingHost, tmp_path: Path) -> None:
     require(len(contents.problems) == 1, "LEDG-011", "the torn last line was not reported")
 
 
+def _damaged_line(damage: str) -> bytes:
+    """One ledger line (with its newline) damaged as ``damage`` names; see ``_DAMAGE``."""
+    whole = json.loads(_encode(_record(90, 10)))
+    if damage == "torn":
+        return b'{"id":"torn","timest\n'
+    if damage == "torn-glued-to-record":
+        # A writer that did not know the line before it was torn appended without a newline.
+        return b'{"id":"torn","timest' + _encode(_record(91, 10))
+    if damage == "not-json":
+        return b"not a record at all\n"
+    if damage == "not-an-object":
+        return b'["id", "timestamp"]\n'
+    field, _, wrong = damage.partition("=")
+    if wrong == "missing":
+        del whole[field]
+    else:
+        whole[field] = json.loads(wrong)
+    return (json.dumps(whole, separators=(",", ":")) + "\n").encode("ascii")
+
+
+def _encode(record: LedgerRecord) -> bytes:
+    from reference_impl import encode_record
+
+    return encode_record(record)
+
+
+#: Damaged lines the reader must pass over, each with how many whole records it still holds:
+#: torn lines (LEDG-011), a torn prefix glued to a whole record that must be kept, and lines
+#: that are JSON but not a record, one wrong field at a time (LEDG-014).
+_DAMAGE: dict[str, int] = {
+    "torn": 0,
+    "torn-glued-to-record": 1,
+    "not-json": 0,
+    "not-an-object": 0,
+    'secretRefs="abc"': 0,
+    "secretRefs=[1, 2]": 0,
+    'secretRefs=["x", null]': 0,
+    'durationMs="5"': 0,
+    "durationMs=1.5": 0,
+    'approvalDisposition="NOT_A_DISPOSITION"': 0,
+    "toolName=missing": 0,
+    "durationMs=missing": 0,
+}
+
+
+@pytest.mark.req("LEDG-011", "LEDG-014")
+@pytest.mark.parametrize("at", ["first", "middle", "last"])
+@pytest.mark.parametrize("damage", list(_DAMAGE))
+def test_reader_passes_over_damage(
+    host: RecordingHost, tmp_path: Path, damage: str, at: str
+) -> None:
+    """A damaged line anywhere in the ledger is skipped and reported under its own line number;
+    every whole record around it is read, in order, and a whole record glued to a torn prefix
+    is kept."""
+    from reference_impl import read_ledger
+
+    whole = [_encode(_record(number, 10)) for number in range(3)]
+    index = {"first": 0, "middle": 1, "last": 3}[at]
+    bad = _damaged_line(damage)
+    if at == "last" and damage.startswith("torn") and damage != "torn-glued-to-record":
+        bad = bad.rstrip(b"\n")  # a crash leaves the last line without its newline
+    lines = [*whole[:index], bad, *whole[index:]]
+    path = tmp_path / "mcp-calls.jsonl"
+    path.write_bytes(b"".join(lines))
+    contents = read_ledger(path)
+    ids = [record.id for record in contents.records]
+    kept = ["call-91"] if _DAMAGE[damage] else []
+    want = [*(f"call-{n}" for n in range(index)), *kept, *(f"call-{n}" for n in range(index, 3))]
+    require(ids == want, ("LEDG-011", "LEDG-014"), f"{damage} at {at}: records read as {ids}")
+    require(
+        len(contents.problems) == 1 and contents.problems[0].startswith(f"line {index + 1}:"),
+        ("LEDG-011", "LEDG-014"),
+        f"{damage} at {at} (line {index + 1}): {len(contents.problems)} problems reported, "
+        f"first naming {contents.problems[0].split(':')[0] if contents.problems else 'none'}",
+    )
+
+
 #: Runs ``secref`` as its console script does.
 _RUN_SECREF = "import sys; from reference_impl.cli import main; sys.exit(main(sys.argv[1:]))"
 
