@@ -1,8 +1,9 @@
 """Mutant hosts for the checks that mutation testing of the reference host asked for.
 
-This module owns the broken reference hosts behind ``conformance/checks/test_slot_accounting.py``
-and ``conformance/checks/test_fence_history.py``: each breaks one requirement in a way the older
-checks let through, and the self-test must catch it. A mutant here changes behaviour only, and
+This module owns the broken reference hosts behind ``conformance/checks/test_slot_accounting.py``,
+``conformance/checks/test_fence_history.py`` and ``conformance/checks/test_exact_results.py``:
+each breaks one requirement in a way the older checks let through, and the self-test must catch
+it. A mutant here changes behaviour only, and
 never prints a value.
 """
 
@@ -70,6 +71,30 @@ def _save_toggles_stamp(kind: str) -> Callable[[Callable[..., Any]], Callable[..
     return patch
 
 
+def _one_placeholder_per_pass(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def init(self: Any, resolved: Any) -> None:
+        original(self, resolved)
+        # The pass over occurrences that do not overlap reads every one as the first form.
+        count = len(self._replacements)
+        if count:
+            self._replacements = (self._replacements[0],) * count
+            self._sizes = (self._sizes[0],) * count
+
+    return init
+
+
+def _window_restart_late(_original: Callable[..., Any]) -> Callable[..., Any]:
+    def find_after(text: str, form: str, start: int) -> int:
+        end = start + 256
+        at = text.find(form, start, end)
+        if at < 0 and end < len(text):
+            at = text.find(form, end + len(form) + 1)
+        return at
+
+    return find_after
+
+
 MUTANTS: Final[tuple[Mutant, ...]] = (
     Mutant(
         "pending-slot-freed-twice",
@@ -106,6 +131,24 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
             ("reference_impl._policy", "Rules.save_tool_rule", _save_toggles_stamp("tool")),
             ("reference_impl._policy", "Rules.save_provider_rule", _save_toggles_stamp("provider")),
         ),
+        via="driver",
+    ),
+    Mutant(
+        "one-placeholder-per-pass",
+        "SCRUB-020",
+        "Where no two occurrences overlap, every occurrence is replaced with the longest form's "
+        "placeholder and length, so a second value's placeholder is wrong and text beside a "
+        "shorter form is eaten; dense text, which takes the overlap path, comes out right.",
+        (("reference_impl._scrub", "Scrubber.__init__", _one_placeholder_per_pass),),
+        via="driver",
+    ),
+    Mutant(
+        "window-restart-late",
+        "SCRUB-009",
+        "After an overlap, a value passed over is looked for in a 256-character window and then "
+        "only from a form's length past the window's end, so an occurrence straddling or just "
+        "past the window's end is left in clear.",
+        (("reference_impl._scrub", "_find_after", _window_restart_late),),
         via="driver",
     ),
 )

@@ -12,7 +12,7 @@ equal the raw JSON for every member, whatever its type. No message here holds a 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -88,15 +88,23 @@ def _needles(secrets: Sequence[SecretSpec]) -> list[tuple[str, str]]:
     ]
 
 
+#: How far apart the oracle text sets its forms: next to each other (one neighbour between),
+#: and further apart than the longest form, so that a scrubber's pass over occurrences that
+#: do not touch is compared too, not only its handling of dense text.
+_SPACING = {"adjacent": 0, "spaced": 80}
+
+
 @pytest.mark.req("SCRUB-020", "SCRUB-007")
-def test_scrubbed_text_is_exact(host: RecordingHost, mint: Mint) -> None:
-    """Each form becomes exactly its placeholder and every other character stays as it was."""
+@pytest.mark.parametrize("spacing", list(_SPACING))
+def test_scrubbed_text_is_exact(host: RecordingHost, mint: Mint, spacing: str) -> None:
+    """Each form becomes exactly its placeholder and every other character stays as it was,
+    whether the forms stand together or apart."""
     secrets = [make_secret(mint, kind=kind) for kind in (Kind.SPECIAL, Kind.SPACED, Kind.UNICODE)]
     pieces = ["head"]
     count = 0
     for secret in secrets:
         for form in required_forms(secret.password).values():
-            pieces.append(_NEIGHBOURS[count % len(_NEIGHBOURS)])
+            pieces.append(_NEIGHBOURS[count % len(_NEIGHBOURS)] + "." * _SPACING[spacing])
             pieces.append(form)
             count += 1
     pieces.append("tail")
@@ -140,14 +148,41 @@ def test_longest_value_wins_at_one_start(host: RecordingHost, mint: Mint) -> Non
     )
 
 
+#: Where, counted from the end of an overlap's replacement, the value it passed over (of
+#: length L) occurs next: right after, within a few hundred characters, on both sides of the
+#: 256-character window a search may look in first (ending inside it, straddling its end,
+#: starting at and just past it), and far beyond. Each maps (L, the rest of the overlap z)
+#: to the distance, never less than z, since the value can only start once z has passed.
+_DISTANCES: dict[str, Callable[[int, int], int]] = {
+    "right-after": lambda _length, z: z,
+    "one-after": lambda _length, z: z + 1,
+    "100": lambda _length, _z: 100,
+    "ends-at-window": lambda length, _z: 256 - length,
+    "straddles-by-1": lambda length, _z: 256 - length + 1,
+    "straddles-half": lambda length, _z: 256 - length // 2,
+    "straddles-all-but-1": lambda _length, _z: 255,
+    "at-window": lambda _length, _z: 256,
+    "past-window": lambda _length, _z: 257,
+    "window-plus-length": lambda length, _z: 256 + length,
+    "window-plus-length-1": lambda length, _z: 256 + length + 1,
+    "300": lambda _length, _z: 300,
+    "1000": lambda _length, _z: 1000,
+}
+
+
 @pytest.mark.req("SCRUB-009")
-def test_overlap_then_repeat_far_away(host: RecordingHost, mint: Mint) -> None:
-    """After two values overlap, the one passed over is still scrubbed far later in the text."""
+@pytest.mark.parametrize("distance", list(_DISTANCES))
+def test_overlap_then_repeat_far_away(host: RecordingHost, mint: Mint, distance: str) -> None:
+    """After two values overlap, the one passed over is still scrubbed where it occurs next,
+    however near or far, and again far later in the text."""
     x, y, z = (mint.canary(Kind.PLAIN, "piece").value[:10] for _ in range(3))
     first = SecretSpec(new_id(), "first.example", "user-first-x", x + y)
     second = SecretSpec(new_id(), "second.example", "user-second-x", y + z)
     filler = "-" * FAR_FILLER
-    text = x + y + z + filler + " then " + y + z + filler + x + y
+    # The overlap x+y+z is replaced from x (leftmost); y+z, passed over, starts next at
+    # ``distance`` characters after the replacement's end (z itself comes first).
+    gap = "-" * (max(_DISTANCES[distance](len(y + z), len(z)), len(z)) - len(z))
+    text = x + y + z + gap + y + z + filler + " then " + y + z + filler + x + y
     static = tool("static", HandlerKind.STATIC, text=text)
     host.reset(config([first, second], tools=(static,)))
     outcome = host.invoke(static.name, args_json({"a": ref(first.id), "b": ref(second.id)}))
