@@ -95,6 +95,13 @@ def _window_restart_late(_original: Callable[..., Any]) -> Callable[..., Any]:
     return find_after
 
 
+def _string_member_unread(_original: Callable[..., Any]) -> Callable[..., Any]:
+    def string(_self: Any, _key: str) -> str | None:
+        return None
+
+    return string
+
+
 MUTANTS: Final[tuple[Mutant, ...]] = (
     Mutant(
         "pending-slot-freed-twice",
@@ -150,5 +157,13 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "past the window's end is left in clear.",
         (("reference_impl._scrub", "_find_after", _window_restart_late),),
         via="driver",
+    ),
+    Mutant(
+        "string-member-unread",
+        "OPS-002",
+        "A tool's per-key accessor for a string member returns nothing, so the secref demo "
+        "tools that read a member (sha256, write_note) never see the substituted value.",
+        (("reference_impl._arguments", "ToolArguments.string", _string_member_unread),),
+        driver=False,
     ),
 )

@@ -9,6 +9,7 @@ console commands directly, since the driver protocol has no window onto a host's
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import io
 import json
@@ -214,15 +215,23 @@ class _Done:
     stderr: str
 
 
-def _secref(tmp_path: Path, how: str, *arguments: str) -> _Done:
-    """Run the reference ``secref`` command with no terminal attached."""
+class _Terminal(io.StringIO):
+    """Input that says it is a terminal, holding what the operator types."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def _secref(tmp_path: Path, how: str, *arguments: str, typed: str | None = None) -> _Done:
+    """Run the reference ``secref`` command, with no terminal attached unless ``typed`` is
+    given: then, in process only, a terminal on which the operator types ``typed``."""
     if importlib.util.find_spec("reference_impl.cli") is None:
         pytest.skip("the reference command line (reference_impl.cli) is not available")
     if how == "in-process":
         from reference_impl.cli import main
 
         stdout, stderr, stdin = io.StringIO(), io.StringIO(), sys.stdin
-        sys.stdin = io.StringIO()
+        sys.stdin = io.StringIO() if typed is None else _Terminal(typed)
         try:
             with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
                 code = main(list(arguments))
@@ -316,6 +325,38 @@ def test_cli_invoke_takes_the_governed_path(
         for secret in secrets:
             for text in (done.stdout, done.stderr, ledger.read_text(encoding="utf-8")):
                 require(secret.password not in text, "OPS-002", "secref invoke printed a value")
+
+
+@pytest.mark.req("OPS-002")
+def test_cli_invoke_approved_runs_with_the_value(
+    host: RecordingHost, mint: Mint, tmp_path: Path
+) -> None:
+    """An approved secref invoke runs the tool with the value in place of the reference: the
+    sha256 demo tool, which reads its "text" member, prints the value's hash."""
+    vault, secrets = _vault_file(tmp_path, mint)
+    policy = tmp_path / "policy.json"
+    policy.write_text("{}", encoding="utf-8")
+    done = _secref(
+        tmp_path,
+        "in-process",
+        "invoke",
+        "sha256",
+        "--args",
+        json.dumps({"text": "{{secret:" + secrets[0].id + "}}"}),
+        "--vault",
+        str(vault),
+        "--policy",
+        str(policy),
+        "--permission",
+        "secret.read",
+        typed="approve\n",
+    )
+    want = hashlib.sha256(secrets[0].password.encode("utf-8")).hexdigest()
+    require(
+        done.returncode == 0 and done.stdout.strip() == want,
+        "OPS-002",
+        f"an approved secref invoke of sha256 exited {done.returncode} without the value's hash",
+    )
 
 
 @pytest.mark.req("SCRUB-016")
