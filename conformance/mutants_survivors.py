@@ -102,6 +102,24 @@ def _string_member_unread(_original: Callable[..., Any]) -> Callable[..., Any]:
     return string
 
 
+def _prescan_counts_from_start(_original: Callable[..., Any]) -> Callable[..., Any]:
+    from reference_impl import _scan
+
+    def marker_in(raw: str) -> bool:
+        if _scan._LITERAL_FIRST_RE.search(raw) is not None:
+            return True
+        for match in _scan._ESCAPED_FIRST_RE.finditer(raw):
+            start = before = match.start()
+            # The run of backslashes is counted from the text's first character instead.
+            while before and raw[0] == "\\":
+                before -= 1
+            if (start - before) % 2 == 0:
+                return True
+        return False
+
+    return marker_in
+
+
 MUTANTS: Final[tuple[Mutant, ...]] = (
     Mutant(
         "pending-slot-freed-twice",
@@ -165,5 +183,14 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "tools that read a member (sha256, write_note) never see the substituted value.",
         (("reference_impl._arguments", "ToolArguments.string", _string_member_unread),),
         driver=False,
+    ),
+    Mutant(
+        "prescan-counts-from-start",
+        "GRAM-016",
+        "The marker pre-scan counts the backslashes before an escaped brace from the text's "
+        "first character, so text that is not JSON, starts with a backslash and holds an "
+        "escaped marker at an odd offset is let through to the tool.",
+        (("reference_impl._scan", "_marker_in", _prescan_counts_from_start),),
+        via="driver",
     ),
 )

@@ -831,6 +831,37 @@ def _strays() -> Iterator[dict[str, Any]]:
         )
 
 
+#: Spellings of a marker whose first brace is a ``\\u`` escape, the form a pre-scan must judge
+#: by the backslashes before it.
+_ESCAPED_FIRST: Final = (
+    ("brace1", "\\u007b{secret:" + ID_A + "}}"),
+    ("both", "\\u007b\\u007bsecret:" + ID_A + "}}"),
+    ("upper", "\\u007B\\u007bSECRET:" + ID_A + "}}"),
+)
+
+
+def _raw_text() -> Iterator[dict[str, Any]]:
+    """Text that is not JSON, starts with a backslash, and holds an escaped marker further on.
+
+    The marker's escape is preceded by an even run of backslashes (none, or an escaped pair),
+    so unescaping reveals it whatever the text's first character; it sits at an odd and at an
+    even offset, so a pre-scan that counts backslashes from the wrong place shows. An odd run
+    is left out: whether unescaping text that is not JSON pairs its backslashes is for the
+    host to say.
+    """
+    for spelling, marker in _ESCAPED_FIRST:
+        for gap in range(1, 5):
+            for run in (0, 2):
+                text = "\\" + "q" * gap + "\\" * run + marker
+                yield _not_object(
+                    f"raw-text-backslash-first-{spelling}-gap{gap}-run{run}",
+                    text,
+                    ["raw-text", "escaped-marker"],
+                    f"Text that is not JSON starts with a backslash; {gap} letters and "
+                    f"{run} backslashes later, an escaped marker.",
+                )
+
+
 def _redaction() -> Iterator[dict[str, Any]]:
     """Candidates whose redaction extent tells the first ``}`` from the first unbalanced one."""
     cases = (
@@ -928,7 +959,7 @@ def build() -> dict[str, Any]:
         The document, ready for ``json.dumps``; the same on every call.
     """
     vectors = [_cross(feature, position) for feature in features() for position in POSITIONS]
-    vectors += [*_truncated(), *_strays(), *_redaction(), *_lookalikes_beside()]
+    vectors += [*_truncated(), *_strays(), *_raw_text(), *_redaction(), *_lookalikes_beside()]
     return {
         "schema": "secref-vectors/1",
         "kind": "generated",
