@@ -991,6 +991,26 @@ def _run(args: argparse.Namespace) -> int:
     return 1 if missing else 0
 
 
+def stratified(
+    records: Sequence[Mapping[str, Any]], size: int, seed: int
+) -> list[Mapping[str, Any]]:
+    """Draw ``size`` records, seeded, taking the modules in turn so that each is in the sample.
+
+    Each module's records are shuffled with the seed; the draw then takes one from each module
+    in ``CORE_MODULES`` order, round after round, until it has ``size`` or runs out.
+    """
+    rng = random.Random(seed)
+    by_module: dict[str, list[Mapping[str, Any]]] = {}
+    for record in records:
+        by_module.setdefault(str(record["module"]), []).append(record)
+    for group in by_module.values():
+        rng.shuffle(group)
+    order = [m for m in CORE_MODULES if m in by_module] + sorted(set(by_module) - set(CORE_MODULES))
+    rounds = itertools.zip_longest(*(by_module[m] for m in order))
+    drawn = [record for row in rounds for record in row if record is not None]
+    return drawn[:size]
+
+
 def _sample(args: argparse.Namespace) -> int:
     data = json.loads(args.report_json.read_text("utf-8"))
     killed = [
@@ -1002,9 +1022,8 @@ def _sample(args: argparse.Namespace) -> int:
         and "\n" not in r["after"]
         and r["before"]
     ]
-    rng = random.Random(args.seed)
     picked = sorted(
-        rng.sample(killed, min(args.size, len(killed))), key=lambda r: (r["module"], r["line"])
+        stratified(killed, args.size, args.seed), key=lambda r: (r["module"], r["line"])
     )
     payload = {
         "about": "Mutants the conformance suite kills, run in CI by "

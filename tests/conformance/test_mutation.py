@@ -163,3 +163,13 @@ def test_missed_reads_shortfalls_and_never_invents_one(tmp_path: Path) -> None:
     ]
     (tmp_path / "conformance.json").write_text(json.dumps({"requirements": rows}), "utf-8")
     assert mutation.missed(scratch) == ["LEDG-007", "LOG-001"]
+
+
+def test_stratified_draw_takes_every_module_first() -> None:
+    """The CI sample's draw holds every module that has kills before any module's second."""
+    records = [{"module": m, "n": n} for m in ("_scan", "_ledger", "_cap") for n in range(5)]
+    records += [{"module": "_scrub", "n": 0}]
+    drawn = mutation.stratified(records, 5, seed=3)
+    assert {r["module"] for r in drawn[:4]} == {"_scan", "_ledger", "_cap", "_scrub"}
+    assert len(drawn) == 5
+    assert drawn == mutation.stratified(records, 5, seed=3)
