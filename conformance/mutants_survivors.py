@@ -120,6 +120,16 @@ def _prescan_counts_from_start(_original: Callable[..., Any]) -> Callable[..., A
     return marker_in
 
 
+def _second_brace_kept(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def redaction_end(text: str, body_start: int) -> int:
+        end: int = original(text, body_start)
+        # Stop after the first closing brace, leaving the candidate's second one behind.
+        return end - 1 if text.startswith("}}", end - 2) else end
+
+    return redaction_end
+
+
 MUTANTS: Final[tuple[Mutant, ...]] = (
     Mutant(
         "pending-slot-freed-twice",
@@ -191,6 +201,14 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "first character, so text that is not JSON, starts with a backslash and holds an "
         "escaped marker at an odd offset is let through to the tool.",
         (("reference_impl._scan", "_marker_in", _prescan_counts_from_start),),
+        via="driver",
+    ),
+    Mutant(
+        "redaction-keeps-second-brace",
+        "LEDG-007",
+        "The redaction of a malformed candidate in sanitizedArgs stops after its first closing "
+        "brace, so the second one is left behind before the text that follows.",
+        (("reference_impl._sanitize", "_redaction_end", _second_brace_kept),),
         via="driver",
     ),
 )

@@ -146,9 +146,10 @@ def test_prompted_calls_recorded(host: RecordingHost, mint: Mint, answer: Answer
     ids=["braced-body", "text-after", "bad-field"],
 )
 def test_malformed_redacted(host: RecordingHost, mint: Mint, body: str, tail: str) -> None:
-    """A malformed candidate is redacted to {{secret:[REDACTED]}} and the text after it kept."""
+    """A malformed candidate is redacted to {{secret:[REDACTED]}}, both its closing braces
+    included, and the text before and after it is kept exactly."""
     host.reset(config([make_secret(mint)]))
-    host.invoke(RECORDER.name, args_json({"x": "{{secret:" + body + "}}" + tail}))
+    host.invoke(RECORDER.name, args_json({"x": "head " + "{{secret:" + body + "}}" + tail}))
     sanitized = str(ledger_records(host.observe())[-1].get("sanitizedArgs", ""))
     hidden = body.strip("{}").split(".")[-1]
     should(hidden not in sanitized, "LEDG-007", "sanitizedArgs keeps a malformed body")
@@ -157,6 +158,17 @@ def test_malformed_redacted(host: RecordingHost, mint: Mint, body: str, tail: st
     )
     if tail:
         should(tail in sanitized, "LEDG-007", "the text after a redacted candidate was lost")
+    try:
+        member = json.loads(sanitized).get("x")
+    except (ValueError, AttributeError):
+        member = None  # not the agent's JSON object any more: nothing exact to compare
+    if isinstance(member, str):
+        should(
+            member == "head {{secret:[REDACTED]}}" + tail,
+            "LEDG-007",
+            "the redacted member is not exactly the text before, the redaction, and the text "
+            f"after ({len(member)} characters)",
+        )
 
 
 @pytest.mark.req("LOG-001")
