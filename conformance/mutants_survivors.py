@@ -130,6 +130,13 @@ def _second_brace_kept(original: Callable[..., Any]) -> Callable[..., Any]:
     return redaction_end
 
 
+def _never_cut(_original: Callable[..., Any]) -> Callable[..., Any]:
+    def cut(text: str, _limit: int) -> str:
+        return text
+
+    return cut
+
+
 MUTANTS: Final[tuple[Mutant, ...]] = (
     Mutant(
         "pending-slot-freed-twice",
@@ -209,6 +216,14 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "The redaction of a malformed candidate in sanitizedArgs stops after its first closing "
         "brace, so the second one is left behind before the text that follows.",
         (("reference_impl._sanitize", "_redaction_end", _second_brace_kept),),
+        via="driver",
+    ),
+    Mutant(
+        "kept-arguments-unbounded",
+        "LEDG-022",
+        "sanitizedArgs and the approval request keep the agent's arguments whole, however long, "
+        "so every call writes its whole argument text into the ledger.",
+        (("reference_impl._sanitize", "cut", _never_cut),),
         via="driver",
     ),
 )

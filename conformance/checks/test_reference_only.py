@@ -27,7 +27,16 @@ import pytest
 from conformance.canary import Kind, Mint
 from conformance.host import SecretSpec
 from conformance.outcomes import require
-from conformance.scenario import REFERENCE_CAPABILITY, RecordingHost, make_secret
+from conformance.scenario import (
+    RECORDER,
+    REFERENCE_CAPABILITY,
+    RecordingHost,
+    args_json,
+    config,
+    ledger_records,
+    make_secret,
+    ref,
+)
 
 if TYPE_CHECKING:
     from reference_impl import LedgerRecord
@@ -357,6 +366,48 @@ def test_cli_invoke_approved_runs_with_the_value(
         "OPS-002",
         f"an approved secref invoke of sha256 exited {done.returncode} without the value's hash",
     )
+
+
+#: The reference host's bound on sanitizedArgs and the approval request's arguments, and the
+#: most characters its note about a cut may take from it.
+_KEPT_ARGS = 10_000
+_NOTE_ROOM = 100
+
+
+@pytest.mark.req("LEDG-022")
+@pytest.mark.parametrize("length", [_KEPT_ARGS - 1, _KEPT_ARGS, _KEPT_ARGS + 1, 4 * _KEPT_ARGS])
+def test_kept_arguments_are_bounded(host: RecordingHost, mint: Mint, length: int) -> None:
+    """Arguments within 10,000 characters are kept whole in the ledger and the approval
+    request; longer ones keep their head, within the bound, and end with their full length."""
+    secret = make_secret(mint)
+    host.reset(config([secret]))
+    reference = ref(secret.id)
+    filler = "".join(chr(ord("a") + n % 26) for n in range(length))
+    overhead = len(args_json({"x": reference, "y": ""}))
+    args = args_json({"x": reference, "y": filler[: length - overhead]})
+    assert len(args) == length
+    host.invoke(RECORDER.name, args)
+    seen = host.observe()
+    kept = {"sanitizedArgs": str(ledger_records(seen)[-1].get("sanitizedArgs", ""))}
+    requests = seen.approval_requests
+    if requests:
+        kept["the approval request's arguments"] = str(requests[-1].get("arguments", ""))
+    for surface, text in kept.items():
+        if length <= _KEPT_ARGS:
+            require(
+                text == args,
+                "LEDG-022",
+                f"{surface}: arguments of {length} characters were not kept whole",
+            )
+            continue
+        require(
+            len(text) <= _KEPT_ARGS
+            and text.startswith(args[: _KEPT_ARGS - _NOTE_ROOM])
+            and text.rstrip(". ]").endswith(f"{length} characters, cut"),
+            "LEDG-022",
+            f"{surface}: arguments of {length} characters were kept as {len(text)} characters, "
+            "not cut to the bound with their head and full length",
+        )
 
 
 @pytest.mark.req("SCRUB-016")
