@@ -565,7 +565,7 @@ def self_check(scratch: Scratch, timeout: float) -> str | None:
     if status != "survived":
         shortfalls = ", ".join(missed(scratch))
         detail = f"; not fully met: {shortfalls}" if shortfalls else ""
-        return f"the unmutated host is not conformant ({status}, exit {code}{detail})"
+        return f"the unmutated host does not pass cleanly ({status}, exit {code}{detail})"
     print(f"unmutated host: conformant in {seconds:.0f} s", file=sys.stderr)
     path = scratch.root / "reference_impl" / "_registry.py"
     original = path.read_text("utf-8")
