@@ -137,6 +137,41 @@ def _never_cut(_original: Callable[..., Any]) -> Callable[..., Any]:
     return cut
 
 
+def _host_failure_unrecorded(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def internal_failure(self: Any, call: Any, error: Exception) -> Any:
+        call.recorded = True  # as if the record had been written: it never is
+        return original(self, call, error)
+
+    return internal_failure
+
+
+def _port_bug_escapes(original: Callable[..., Any]) -> Callable[..., Any]:
+    from reference_impl import VaultError
+
+    @functools.wraps(original)
+    def resolve(vault: Any, references: Any) -> Any:
+        escaped: list[Exception] = []
+
+        class _Watched:
+            def read_page(self, page: int, size: int) -> Any:
+                try:
+                    return vault.read_page(page, size)
+                except VaultError:
+                    raise
+                except Exception as error:
+                    escaped.append(error)
+                    raise
+
+        result = original(None if vault is None else _Watched(), references)
+        if escaped:
+            # The port's own failure leaves resolution: a host failure, not a vault failure.
+            raise RuntimeError("the vault port failed") from None
+        return result
+
+    return resolve
+
+
 MUTANTS: Final[tuple[Mutant, ...]] = (
     Mutant(
         "pending-slot-freed-twice",
@@ -225,5 +260,21 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "so every call writes its whole argument text into the ledger.",
         (("reference_impl._sanitize", "cut", _never_cut),),
         via="driver",
+    ),
+    Mutant(
+        "host-failure-unrecorded",
+        "LEDG-016",
+        "A call the host itself fails on before its record is written ends as a withheld "
+        "failure but leaves no ledger record.",
+        (("reference_impl._registry", "Registry._internal_failure", _host_failure_unrecorded),),
+        driver=False,
+    ),
+    Mutant(
+        "vault-port-bug-crashes-call",
+        "MSG-009",
+        "A vault port failing with something other than its own error ends the call as a host "
+        "failure instead of a vault failure with the ruling's message.",
+        (("reference_impl._registry", "resolve", _port_bug_escapes),),
+        driver=False,
     ),
 )

@@ -655,6 +655,117 @@ def test_invoke_never_raises(host: RecordingHost, mint: Mint) -> None:
         )
 
 
+#: The steps of the reference registry's governed path, in the order its tracer hears them.
+_STEPS = (
+    "gate",
+    "scan",
+    "parse",
+    "policy",
+    "resolve",
+    "approve",
+    "fence",
+    "substitute",
+    "execute",
+    "scrub",
+    "cap",
+    "ledger",
+)
+
+
+@pytest.mark.req("LEDG-016")
+@pytest.mark.parametrize("step", _STEPS)
+def test_host_failure_at_any_step_is_recorded_once(
+    host: RecordingHost, mint: Mint, step: str
+) -> None:
+    """The host itself failing once at any step of a secret-bearing call ends the call as a
+    withheld failure with exactly one ledger record, and never raises or shows a value."""
+    from reference_impl import (
+        InMemoryVault,
+        MemoryLedger,
+        Registry,
+        SecretRecord,
+        SecretValue,
+        Tool,
+        User,
+    )
+
+    secret = make_secret(mint)
+    heard: list[str] = []
+
+    def tracer(name: str) -> None:
+        heard.append(name)
+        if name == step and heard.count(name) == 1:
+            raise RuntimeError(f"the host failed at {name}: {secret.password}")
+
+    record = SecretRecord(
+        secret.id,
+        secret.website,
+        SecretValue(secret.username),
+        SecretValue(secret.password),
+        SecretValue(secret.notes),
+    )
+    ledger = MemoryLedger()
+    registry = Registry(
+        vault=InMemoryVault([record]),
+        ledger=ledger,
+        user=User(permissions=frozenset({"secret.read"})),
+        tracer=tracer,
+    )
+    registry.register(Tool("echo", "plugin.canary", lambda arguments: arguments.raw))
+    try:
+        outcome = registry.invoke("echo", json.dumps({"x": "{{secret:" + secret.id + "}}"}))
+        raised = ""
+    except BaseException as error:  # the requirement is that nothing at all escapes
+        raised = type(error).__name__
+    require(not raised, "LEDG-016", f"invoke raised {raised} when the host failed at {step}")
+    require(step in heard, "LEDG-016", f"the registry never reached the {step} step")
+    require(
+        outcome.is_error and secret.password not in outcome.text,
+        "LEDG-016",
+        f"a host failure at {step} did not end as a withheld failure",
+    )
+    require(
+        len(ledger.records) == 1,
+        "LEDG-016",
+        f"a host failure at {step} left {len(ledger.records)} ledger records, not one",
+    )
+
+
+@pytest.mark.req("MSG-009")
+@pytest.mark.parametrize("error", ["RuntimeError", "KeyError", "MemoryError"])
+def test_vault_port_bug_is_a_vault_failure(host: RecordingHost, mint: Mint, error: str) -> None:
+    """A vault port that fails with something other than its own error is a vault failure:
+    SECRET_UNRESOLVED with the ruling's message and the kind "unexpected error", never the
+    error's own text, and never a host failure."""
+    # MSG-009 holds for every host (checked through vault.failing); a port's own bug can only
+    # be planted in the reference package, so this check runs on the reference host only.
+    if not host.has(REFERENCE_CAPABILITY):
+        pytest.skip("not applicable: this check plants a bug in the reference vault port")
+    from reference_impl import MemoryLedger, Registry, Tool, User
+
+    secret = make_secret(mint)
+    kind = {"RuntimeError": RuntimeError, "KeyError": KeyError, "MemoryError": MemoryError}[error]
+
+    class _BuggyVault:
+        def read_page(self, _page: int, _size: int) -> list[object]:
+            raise kind(secret.password)
+
+    registry = Registry(
+        vault=_BuggyVault(),  # type: ignore[arg-type]
+        ledger=MemoryLedger(),
+        user=User(permissions=frozenset({"secret.read"})),
+    )
+    registry.register(Tool("echo", "plugin.canary", lambda arguments: arguments.raw))
+    outcome = registry.invoke("echo", json.dumps({"x": "{{secret:" + secret.id + "}}"}))
+    require(
+        outcome.disposition.value == "SECRET_UNRESOLVED"
+        and outcome.text.startswith("the vault could not be read (")
+        and secret.password not in outcome.text,
+        "MSG-009",
+        f"a vault port raising {error} ended {outcome.disposition.value}, not as a vault failure",
+    )
+
+
 @pytest.mark.req("POL-005")
 def test_duplicate_policy_member_fails_closed(host: RecordingHost, tmp_path: Path) -> None:
     """A policy file writing secretBearingCalls DENY then ASK is invalid: every tool is DENY."""
