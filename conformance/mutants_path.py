@@ -496,6 +496,20 @@ def _secret_refs_loose(original: Callable[..., Any]) -> Callable[..., Any]:
     return decode
 
 
+def _damage_called_torn(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Every damaged line is reported as a torn line, whatever its damage."""
+
+    @functools.wraps(original)
+    def read(path: Any) -> Any:
+        contents = original(path)
+        problems = tuple(
+            problem.split(":", 1)[0] + ": torn line skipped" for problem in contents.problems
+        )
+        return type(contents)(contents.records, problems)
+
+    return read
+
+
 def _torn_line_fatal(original: Callable[..., Any]) -> Callable[..., Any]:
     """A reader meeting a torn last line gives up on the whole file."""
 
@@ -1070,6 +1084,17 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "LEDG-013",
         "After an append fails, later calls still run.",
         ((_REG, "Registry._ledger_fault", _failure_never_refuses),),
+        driver=False,
+    ),
+    Mutant(
+        "damage-called-torn",
+        "LEDG-014",
+        "The ledger reader reports every line it skips as torn, a whole record with a field "
+        "missing or of the wrong type included, so its report misleads about the damage.",
+        (
+            ("reference_impl._ledger", "read_ledger", _damage_called_torn),
+            ("reference_impl", "read_ledger", _damage_called_torn),
+        ),
         driver=False,
     ),
     Mutant(

@@ -76,7 +76,19 @@ TRIAGE_FILE: Final = "mutation_triage.yaml"
 SAMPLE_FILE: Final = "mutation_sample.json"
 
 #: The verdicts a survivor may be given in the triage file.
-VERDICTS: Final = ("equivalent", "internal-only", "should-only", "gap-closed", "open-gap")
+VERDICTS: Final = (
+    "equivalent",
+    "internal-only",
+    "either-choice",
+    "should-only",
+    "gap-closed",
+    "open-gap",
+)
+
+#: Survivors no conformance suite may kill: the change shows on no surface of a host, or it
+#: moves the host to another behaviour an EITHER ruling allows. The observable rate sets them
+#: aside; the plain rate does not.
+UNKILLABLE: Final = frozenset({"internal-only", "either-choice"})
 
 #: Method names whose calls only write to the host log.
 _LOG_METHODS: Final = frozenset(
@@ -749,7 +761,7 @@ def tabulate(
             row["survived"] += 1
             if entry is not None and entry.verdict == "gap-closed":
                 row["closed"] += 1
-            if entry is not None and entry.verdict == "internal-only":
+            if entry is not None and entry.verdict in UNKILLABLE:
                 row["internal"] += 1
         survivors.append(
             {
@@ -772,8 +784,8 @@ def tabulate(
         caught = row["killed"] + row["reported"] + row["timeout"]
         row["kill_rate"] = round(caught / judged, 4) if judged else None
         row["kill_rate_closed"] = round((caught + row["closed"]) / judged, 4) if judged else None
-        # Internal-only survivors change nothing any host shows, so no suite can kill them; this
-        # rate sets them aside as well, and is shown beside the plain one, never instead of it.
+        # Unkillable survivors (internal-only, or a legal EITHER choice) are beyond any suite;
+        # this rate sets them aside as well, and is shown beside the plain one, never instead.
         observable = judged - row["internal"]
         row["kill_rate_observable"] = (
             round((caught + row["closed"]) / observable, 4) if observable else None
@@ -801,7 +813,7 @@ def render_md(table: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
         "left out.",
         "",
         "| Module | Generated | Filtered | Pragma | Run | Killed | Reported | Timed out "
-        "| Survived | Equivalent | Internal-only | Kill rate | Gap closed since "
+        "| Survived | Equivalent | Unkillable | Kill rate | Gap closed since "
         "| Kill rate with them | Observable kill rate |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
@@ -826,8 +838,10 @@ def render_md(table: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
         "as non-strict; the unmutated host has none). Kill rate: (killed + reported + timed "
         "out) / (run - equivalent). Gap closed since: survivors the triage file marks as killed "
         "by a check added after the run; the next column counts them as killed. Observable kill "
-        "rate: as that column, but over run - equivalent - internal-only, since an "
-        "internal-only survivor changes nothing a host shows and no suite can kill it.",
+        "rate: as that column, but over run - equivalent - unkillable, where unkillable "
+        "survivors are those triaged internal-only (nothing a host shows changes) or "
+        "either-choice (the host moves to another behaviour an EITHER ruling allows): no "
+        "conformance suite may kill them.",
         "",
         "## Survivors",
         "",

@@ -205,6 +205,13 @@ def test_reader_passes_over_damage(
         f"{damage} at {at} (line {index + 1}): {len(contents.problems)} problems reported, "
         f"first naming {contents.problems[0].split(':')[0] if contents.problems else 'none'}",
     )
+    # The report says what the damage is: a torn line, or a line that is not a record.
+    torn = damage.startswith("torn")
+    require(
+        ("torn" in contents.problems[0]) == torn,
+        ("LEDG-011", "LEDG-014"),
+        f"{damage} at {at} was reported as {'not torn' if torn else 'a torn line'}",
+    )
 
 
 #: Runs ``secref`` as its console script does.
