@@ -510,6 +510,20 @@ def _damage_called_torn(original: Callable[..., Any]) -> Callable[..., Any]:
     return read
 
 
+def _every_open_failure_a_fifo(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Every ledger open that fails is reported as a FIFO at the path, whatever the cause."""
+    from reference_impl import LedgerError
+
+    @functools.wraps(original)
+    def open_locked(self: Any) -> Any:
+        try:
+            return original(self)
+        except LedgerError as error:
+            raise LedgerError(error.errno, f"the ledger {self.path} is a FIFO") from None
+
+    return open_locked
+
+
 def _torn_line_fatal(original: Callable[..., Any]) -> Callable[..., Any]:
     """A reader meeting a torn last line gives up on the whole file."""
 
@@ -1084,6 +1098,14 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "LEDG-013",
         "After an append fails, later calls still run.",
         ((_REG, "Registry._ledger_fault", _failure_never_refuses),),
+        driver=False,
+    ),
+    Mutant(
+        "ledger-error-misnamed",
+        "LEDG-012",
+        "Every ledger path the reference host refuses is reported as a FIFO, a symbolic link, a "
+        "directory and a missing parent directory included, so the error misleads the operator.",
+        (("reference_impl._ledger", "JsonlLedger._open_locked", _every_open_failure_a_fifo),),
         driver=False,
     ),
     Mutant(

@@ -474,11 +474,12 @@ def test_ledger_path_refused_unless_regular(host: RecordingHost, tmp_path: Path)
     target.write_bytes(b"")
     link = tmp_path / "link.jsonl"
     link.symlink_to(target)
+    said: dict[str, str] = {}
     try:
         JsonlLedger(link).open()
         followed = True
-    except OSError:
-        followed = False
+    except OSError as error:
+        followed, said["symbolic link"] = False, str(error)
     require(not followed, "LEDG-012", "the ledger was opened through a symbolic link")
 
     fifo = tmp_path / "fifo.jsonl"
@@ -489,7 +490,8 @@ def test_ledger_path_refused_unless_regular(host: RecordingHost, tmp_path: Path)
         try:
             JsonlLedger(fifo).open()
             outcome.append(True)
-        except OSError:
+        except OSError as error:
+            said["FIFO"] = str(error)
             outcome.append(False)
 
     opener = threading.Thread(target=open_fifo, daemon=True)
@@ -500,6 +502,22 @@ def test_ledger_path_refused_unless_regular(host: RecordingHost, tmp_path: Path)
         os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
         opener.join(_HANG_SECONDS)
     require(outcome == [False], "LEDG-012", "a FIFO at the ledger path was not refused at once")
+    try:
+        JsonlLedger(tmp_path).open()
+    except OSError as error:
+        said["directory"] = str(error)
+    try:
+        JsonlLedger(tmp_path / "missing" / "ledger.jsonl").open()
+    except OSError as error:
+        said["ENOENT"] = str(error)
+    # A clear error says what is at the path, so the operator knows what to remove, and an
+    # error with nothing odd at the path names the system's reason, not a kind of file.
+    for kind in ("symbolic link", "FIFO", "directory", "ENOENT"):
+        require(
+            kind in said.get(kind, ""),
+            "LEDG-012",
+            f"refusing the ledger path ({kind}), the error did not say {kind}",
+        )
 
     wide = tmp_path / "wide.jsonl"
     wide.write_bytes(b"")
