@@ -38,6 +38,7 @@ from conformance.scenario import (
     ref,
 )
 from conformance.via import via_mcp
+from reference_impl import STEP_ORDER
 
 if TYPE_CHECKING:
     from reference_impl import LedgerRecord
@@ -680,25 +681,8 @@ def test_invoke_never_raises(host: RecordingHost, mint: Mint) -> None:
         )
 
 
-#: The steps of the reference registry's governed path, in the order its tracer hears them.
-_STEPS = (
-    "gate",
-    "scan",
-    "parse",
-    "policy",
-    "resolve",
-    "approve",
-    "fence",
-    "substitute",
-    "execute",
-    "scrub",
-    "cap",
-    "ledger",
-)
-
-
 @pytest.mark.req("LEDG-016")
-@pytest.mark.parametrize("step", _STEPS)
+@pytest.mark.parametrize("step", STEP_ORDER)
 def test_host_failure_at_any_step_is_recorded_once(
     host: RecordingHost, mint: Mint, step: str
 ) -> None:
