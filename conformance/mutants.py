@@ -879,6 +879,11 @@ def judge(mutant: Mutant, report: dict[str, Any] | None, seconds: float) -> Verd
     return Verdict(mutant, caught, named, len(failing), problem, seconds, reads, core)
 
 
+def path_of(mutant: Mutant, via: str) -> str:
+    """The path a self-test run takes to ``mutant``: its own under ``"catalog"``, else ``via``."""
+    return mutant.via if via == "catalog" else via
+
+
 def path_arguments(path: str) -> list[str]:
     """The suite arguments that reach a mutant on ``path``: the MCP layer's mutants are served
     behind the driver and reached over MCP, so their runs, stripped ones included, say
@@ -930,7 +935,7 @@ def selftest(
     verdicts: list[Verdict] = []
     through_driver = 0
     for mutant in chosen:
-        path = mutant.via if via == "catalog" else via
+        path = path_of(mutant, via)
         through_driver += path in ("driver", "mcp")
         host = f"mutant:{mutant.name}" if path == "inprocess" else driver_command(mutant.name)
         arguments = ["--host", host, *path_arguments(path)]
@@ -993,7 +998,7 @@ def _strip_tables(
             verdict.mutant.requirement,
             verdict.reads,
             verdict.core,
-            path_arguments(verdict.mutant.via if via == "catalog" else via),
+            path_arguments(path_of(verdict.mutant, via)),
         )
         for verdict in verdicts
         if verdict.mutant.driver and verdict.caught and verdict.mutant.requirement in musts
