@@ -19,10 +19,18 @@ import time
 from collections.abc import Callable
 from typing import Any, Final
 
-from conformance.mutant_base import Mutant
+from conformance.mutant_base import Mutant, Patch
 
 _local = threading.local()
 _REG = "reference_impl._registry"
+
+
+def _ledger_export(name: str, transform: Callable[[Any], Any]) -> tuple[Patch, Patch]:
+    """Patch a ledger function where it is defined and where the package re-exports it, so
+    that callers through either name meet the mutant."""
+    return (("reference_impl._ledger", name, transform), ("reference_impl", name, transform))
+
+
 _UNSET: Final = object()
 
 
@@ -1049,10 +1057,7 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "old-records-undecodable",
         "LEDG-003",
         "A ledger record without secretRefs fails to decode.",
-        (
-            ("reference_impl._ledger", "decode_record", _secret_refs_required),
-            ("reference_impl", "decode_record", _secret_refs_required),
-        ),
+        _ledger_export("decode_record", _secret_refs_required),
         driver=False,
     ),
     Mutant(
@@ -1080,10 +1085,7 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "torn-line-fatal",
         "LEDG-011",
         "Reading a ledger whose last line is torn fails instead of skipping the line.",
-        (
-            ("reference_impl._ledger", "read_ledger", _torn_line_fatal),
-            ("reference_impl", "read_ledger", _torn_line_fatal),
-        ),
+        _ledger_export("read_ledger", _torn_line_fatal),
         driver=False,
     ),
     Mutant(
@@ -1113,10 +1115,7 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "LEDG-014",
         "The ledger reader reports every line it skips as torn, a whole record with a field "
         "missing or of the wrong type included, so its report misleads about the damage.",
-        (
-            ("reference_impl._ledger", "read_ledger", _damage_called_torn),
-            ("reference_impl", "read_ledger", _damage_called_torn),
-        ),
+        _ledger_export("read_ledger", _damage_called_torn),
         driver=False,
     ),
     Mutant(
@@ -1352,10 +1351,7 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "old-records-undecodable-via-driver",
         "LEDG-003",
         "A ledger record without secretRefs fails to decode, seen through a seeded ledger.",
-        (
-            ("reference_impl._ledger", "decode_record", _secret_refs_required),
-            ("reference_impl", "decode_record", _secret_refs_required),
-        ),
+        _ledger_export("decode_record", _secret_refs_required),
         via="driver",
     ),
     Mutant(
