@@ -6,7 +6,9 @@ names, the in-process reference host by default; writes the JSON and Markdown re
 ``reports/`` by default); and exits 0 when the host is conformant, 1 when it is not, and 2 on a
 harness error, a run in which no check executed included. ``secref-conformance selftest`` runs
 the suite against every mutant of the mutant catalog; ``secref-conformance masker`` checks
-maskers instead of hosts (:mod:`conformance.masker.cli`). It prints what pytest and the plugin
+maskers instead of hosts (:mod:`conformance.masker.cli`); ``secref-conformance smoke`` starts an
+adapter, makes two calls and prints what it saw (:mod:`conformance.smoke`), which also makes the
+handshake of every run's adapter before pytest collects. It prints what pytest and the plugin
 print, and never a value.
 """
 
@@ -37,7 +39,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Check a host against the secret-reference contract. Exit codes: "
         "0 conformant, 1 not conformant, 2 harness error (including a run where no check "
         "executed). 'secref-conformance selftest' runs the suite against the mutant catalog; "
-        "'secref-conformance masker --help' checks maskers.",
+        "'secref-conformance masker --help' checks maskers; 'secref-conformance smoke --help' "
+        "takes a quick look at an adapter. An adapter is started and handshaken before any "
+        "check is collected: one that cannot be ends the run with one line and exit code 2.",
     )
     parser.add_argument(
         "--host",
@@ -209,6 +213,10 @@ def _main(argv: Sequence[str] | None) -> int:
         from conformance.masker import cli as masker_cli
 
         return masker_cli.main(args[1:])
+    if args[:1] == ["smoke"]:
+        from conformance import smoke
+
+        return smoke.main(args[1:])
     options = _parser().parse_args(args)
     passed: list[str] = []
     if options.expectations:
@@ -231,13 +239,24 @@ def _main(argv: Sequence[str] | None) -> int:
         passed += ["--host-start-timeout", str(options.host_start_timeout)]
     if options.host_max_line is not None:
         passed += ["--host-max-line", str(options.host_max_line)]
-    return run(
-        options.host,
-        options.report_json,
-        options.report_md,
-        options.requirements,
-        [*passed, *options.pytest_args],
-    )
+    from conformance import smoke
+    from conformance.hosts import release_started
+
+    # An adapter is started and handshaken before pytest collects anything: one that cannot be
+    # ends the run here, in seconds, with one line; a good one is kept and used by the run.
+    refused = smoke.start_first(options)
+    if refused is not None:
+        return refused
+    try:
+        return run(
+            options.host,
+            options.report_json,
+            options.report_md,
+            options.requirements,
+            [*passed, *options.pytest_args],
+        )
+    finally:
+        release_started()
 
 
 if __name__ == "__main__":
