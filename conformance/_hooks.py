@@ -67,6 +67,8 @@ class State:
     started: datetime.datetime = field(default_factory=lambda: datetime.datetime.now(datetime.UTC))
     clock: float = field(default_factory=time.monotonic)
     report: dict[str, Any] | None = None
+    stopped: str | None = None
+    """Why the run ended before its last check, if it did (decisions S1.7)."""
     first_canary: int = field(default_factory=lambda: len(issued_canaries()))
 
 
@@ -513,6 +515,7 @@ class ConformanceHooks:
             duration_s=time.monotonic() - state.clock,
             expectations=applied,
             selection=state.selection,
+            stopped=state.stopped or (str(session.shouldfail) if session.shouldfail else None),
         )
         report = build_report(run)
         state.report = report

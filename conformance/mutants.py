@@ -22,16 +22,22 @@ import shlex
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from conformance import mutants_grammar, mutants_mcp, mutants_path, mutants_survivors
+from conformance import (
+    mutants_grammar,
+    mutants_mcp,
+    mutants_path,
+    mutants_survivors,
+    strip_selftest,
+)
 from conformance.catalog import SHOULD, load_catalog
 from conformance.host import HostUnderTest
 from conformance.mutant_base import Mutant, Patch, applied
+from conformance.selftest import pool
 
 __all__ = ["BY_NAME", "MUTANTS", "Mutant", "Patch", "applied", "get", "selftest"]
 
@@ -820,6 +826,8 @@ class Verdict:
     """The capabilities the checks that caught it used."""
     core: bool = False
     """Whether a hand-written check (not only the generated corpus) caught it."""
+    stopped: bool = False
+    """Whether the run ended once the mutant's requirement was decided, before its last check."""
 
 
 def _run_suite(arguments: Sequence[str]) -> dict[str, Any] | None:
@@ -876,7 +884,8 @@ def judge(mutant: Mutant, report: dict[str, Any] | None, seconds: float) -> Verd
         sorted({capability for check in catching for capability in check.get("reads", ())})
     )
     core = any(GENERATED_MARK not in check["id"] for check in catching)
-    return Verdict(mutant, caught, named, len(failing), problem, seconds, reads, core)
+    stopped = bool(report.get("stopped"))
+    return Verdict(mutant, caught, named, len(failing), problem, seconds, reads, core, stopped)
 
 
 def path_of(mutant: Mutant, via: str) -> str:
@@ -904,8 +913,13 @@ def selftest(
     strip: bool = False,
     strip_corpus: str = "core",
     out: Callable[[str], None] | None = None,
+    workers: int = 1,
 ) -> int:
     """Run the suite against every mutant (or those named) and print the mutation score.
+
+    Each mutant's run orders the checks of its requirement first and ends once a failure names
+    it (``--stop-when-decided``); every stripped run ends once it can no longer be conformant.
+    The rows and the closing lines count these stops, so that none is read as a pass.
 
     Args:
         names: Mutants to run; every mutant by default.
@@ -919,6 +933,8 @@ def selftest(
         strip_corpus: ``"core"`` leaves the generated grammar corpus out of the stripped runs of
             the reference driver; ``"all"`` keeps it.
         out: Where lines go; standard output, flushed line by line, by default.
+        workers: How many runs go side by side (:mod:`conformance.selftest.pool`); the rows
+            are printed in the catalog's order whichever finishes first.
 
     Returns:
         0 when every mutant was caught by a failure naming its requirement, 1 otherwise, 2 when
@@ -933,35 +949,42 @@ def selftest(
     if via == "driver":
         chosen = [mutant for mutant in chosen if mutant.driver]
     verdicts: list[Verdict] = []
-    through_driver = 0
-    for mutant in chosen:
-        path = path_of(mutant, via)
-        through_driver += path in ("driver", "mcp")
+    paths = [path_of(mutant, via) for mutant in chosen]
+    through_driver = sum(path in ("driver", "mcp") for path in paths)
+    runs: list[list[str]] = []
+    for mutant, path in zip(chosen, paths, strict=True):
         host = f"mutant:{mutant.name}" if path == "inprocess" else driver_command(mutant.name)
         arguments = ["--host", host, *path_arguments(path)]
         if not broad:
             arguments += ["--requirements", mutant.requirement]
-        started = time.monotonic()
-        report = _run_suite(arguments)
-        verdict = judge(mutant, report, time.monotonic() - started)
+        # The run ends at the first failure naming the mutant's requirement: that is all the
+        # judgement reads, and the checks citing it run first.
+        arguments += ["--stop-when-decided", mutant.requirement]
+        runs.append(arguments)
+    answers = pool.run_all(_run_suite, runs, workers)
+    for mutant, path, (report, seconds) in zip(chosen, paths, answers, strict=True):
+        verdict = judge(mutant, report, seconds)
         verdicts.append(verdict)
         mark = "caught" if verdict.caught else "MISSED"
         by = ", ".join(verdict.caught_by[:6]) or "-"
+        stop = strip_selftest.STOPPED_NOTE if verdict.stopped else ""
         out(
             f"{mark:<7} {mutant.name:<28} breaks {mutant.requirement:<10} "
             f"failed naming {by} ({verdict.failing_checks} checks, {verdict.seconds:.1f} s, "
-            f"via {path})"
+            f"via {path}{stop})"
         )
     caught = sum(verdict.caught for verdict in verdicts)
+    stops = sum(verdict.stopped for verdict in verdicts)
     score = 100.0 * caught / len(verdicts) if verdicts else 0.0
     out(
         f"mutation score: {caught}/{len(verdicts)} caught ({score:.0f}%); "
         f"{through_driver} through the subprocess driver, "
-        f"{len(verdicts) - through_driver} in process"
+        f"{len(verdicts) - through_driver} in process; "
+        f"{stops} runs stopped once decided, {workers} side by side"
     )
     broken: list[str] = []
     if strip:
-        broken = _strip_tables(verdicts, out, strip_corpus, via)
+        broken = _strip_tables(verdicts, out, strip_corpus, via, workers)
     missed = [verdict.mutant.name for verdict in verdicts if not verdict.caught]
     if missed or broken or not verdicts:
         # One closing line that says what failed, so that a log cut to its tail still does.
@@ -977,16 +1000,16 @@ def _strip_tables(
     out: Callable[[str], None],
     corpus: str = "core",
     via: str = "catalog",
+    workers: int = 1,
 ) -> list[str]:
     """Print both capability-stripping tables; return the labels of the rows that broke."""
-    from conformance import strip_selftest
     from reference_impl.harness import CAPABILITIES
 
     adapter = f"{shlex.quote(sys.executable)} -m reference_impl.driver"
     out("")
     out("the reference driver with one capability stripped:")
     extra = strip_selftest.CORE_ONLY if corpus == "core" else ()
-    rows = strip_selftest.capability_table(adapter, CAPABILITIES, _run_suite, out, extra)
+    rows = strip_selftest.capability_table(adapter, CAPABILITIES, _run_suite, out, extra, workers)
     out("")
     out("mutants with a capability their catch used stripped:")
     # A mutant that breaks a SHOULD leaves a conformant verdict even with nothing stripped (a
@@ -1003,11 +1026,12 @@ def _strip_tables(
         for verdict in verdicts
         if verdict.mutant.driver and verdict.caught and verdict.mutant.requirement in musts
     ]
-    rows += strip_selftest.mutant_table(cases, _run_suite, out)
+    rows += strip_selftest.mutant_table(cases, _run_suite, out, workers)
     broken = [row for row in rows if not row.holds]
+    stops = sum(row.stopped for row in rows)
     out(
         f"capability stripping: {len(rows) - len(broken)}/{len(rows)} runs never conformant, "
-        f"no check judging on what it could not see"
+        f"no check judging on what it could not see; {stops} runs stopped once decided"
     )
     return [row.label for row in broken]
 
@@ -1023,6 +1047,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("names", nargs="*")
     run.add_argument("--via", choices=("catalog", "inprocess", "driver"), default="catalog")
     run.add_argument("--broad", action="store_true")
+    run.add_argument(
+        "--jobs",
+        type=_positive,
+        default=pool.default_workers(),
+        metavar="N",
+        help="runs side by side, each in a process of its own (default: one per core)",
+    )
     run.add_argument(
         "--strip",
         action=argparse.BooleanOptionalAction,
@@ -1050,7 +1081,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         broad=options.broad,
         strip=strip,
         strip_corpus=options.strip_corpus,
+        workers=options.jobs,
     )
+
+
+def _positive(text: str) -> int:
+    """Parse a count of at least 1, for ``--jobs``."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
 
 
 if __name__ == "__main__":

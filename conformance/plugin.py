@@ -15,7 +15,7 @@ from typing import Final
 
 import pytest
 
-from conformance import _hooks
+from conformance import _hooks, _stop
 from conformance.canary import Mint
 from conformance.host import HostUnderTest
 from conformance.hosts import HostSelectionError, build_host, describe
@@ -24,6 +24,7 @@ from conformance.outcomes import not_applicable
 from conformance.scenario import REFERENCE_CAPABILITY, RecordingHost
 
 _HOOKS_NAME: Final = "secref-conformance-hooks"
+_STOP_NAME: Final = "secref-conformance-stop"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -108,6 +109,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "a longer line, or as much text without a newline, ends the running check as errored",
     )
 
+    group.addoption(
+        "--stop-when-decided",
+        dest="secref_stop_when_decided",
+        nargs="?",
+        const=_stop.VERDICT,
+        default=None,
+        metavar="IDS",
+        help="end the run once it can no longer be conformant (a failed or errored check, or "
+        "a MUST left unchecked), running the checks likeliest to decide it first; with "
+        "comma-separated requirement IDs, once each of those is decided. For callers that "
+        "need only the verdict, such as the self-test; the report names the stop",
+    )
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """Register the markers and the hooks object."""
@@ -117,6 +131,15 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "vector(id): the conformance vector a case runs")
     if not config.pluginmanager.has_plugin(_HOOKS_NAME):
         config.pluginmanager.register(_hooks.ConformanceHooks(config), _HOOKS_NAME)
+    targets = _stop.targets_of(config.getoption("secref_stop_when_decided", None))
+    if targets is not None and not config.pluginmanager.has_plugin(_STOP_NAME):
+        if config.getoption("secref_expectations", None):
+            # A listed failure is forgiven only when the run ends: a stop at it would be early.
+            raise pytest.UsageError(
+                "--stop-when-decided cannot be combined with --expectations: the expectations "
+                "file is applied only once every check has run"
+            )
+        config.pluginmanager.register(_stop.DecidedStop(config, targets), _STOP_NAME)
 
 
 @pytest.fixture(scope="session")

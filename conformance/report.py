@@ -369,6 +369,8 @@ class RunData:
     duration_s: float
     expectations: Mapping[str, Any] | None = None
     selection: tuple[str, ...] = ()
+    stopped: str | None = None
+    """Why the run ended before its last check (``-x``, ``--stop-when-decided``), if it did."""
 
     def requirements(self) -> list[RequirementResult]:
         """Return one result per requirement of the catalog."""
@@ -391,7 +393,12 @@ class RunData:
         result = verdict(self.checks, self.problems, missing, declared)
         unexpected = bool(self.expectations and self.expectations.get("unexpectedPasses"))
         good = (CONFORMANT, BASELINED, DECLARED)
-        return NOT_CONFORMANT if unexpected and result in good else result
+        if unexpected and result in good:
+            return NOT_CONFORMANT
+        if self.stopped and result in good:
+            # A run that ended before its last check certifies nothing (decisions S1.7).
+            return INCOMPLETE
+        return result
 
 
 def verdict_text(report: Mapping[str, Any]) -> str:
@@ -405,6 +412,10 @@ def verdict_text(report: Mapping[str, Any]) -> str:
     if selection:
         # A narrowed run speaks for the requirements it was asked about, and says so.
         result += f" (only the checks of {', '.join(selection)})"
+    stopped = report.get("stopped")
+    if stopped:
+        # An early stop is never to be read as a pass: the line says the run ended early.
+        result += f" ({stopped})"
     return result
 
 
@@ -425,6 +436,7 @@ def build_report(run: RunData) -> dict[str, Any]:
         "exitCode": EXIT_CODES[result],
         "problems": list(run.problems),
         "selection": list(run.selection),
+        "stopped": run.stopped,
         "unchecked": {
             "undeclared": [
                 {"id": item.info.id, "reasons": item.details}

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import shlex
 import sys
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from conformance.canary import SURFACE_CAPABILITIES, surfaces_judged_by
+from conformance.selftest import pool
 
 #: Verdicts that certify a host.
 CERTIFYING: Final = frozenset({"conformant", "conformant (declared unchecked)"})
@@ -52,6 +52,7 @@ class StripRow:
         leaked: Requirements judged by an unsearched surface yet not reported unchecked.
         unchecked: How many MUSTs the run left unchecked.
         seconds: How long the run took.
+        stopped: Whether the run ended once its verdict was decided, before its last check.
     """
 
     label: str
@@ -61,6 +62,7 @@ class StripRow:
     leaked: int
     unchecked: int
     seconds: float
+    stopped: bool = False
 
     @property
     def holds(self) -> bool:
@@ -102,12 +104,20 @@ def judge(
                 leaked += 1
     missing = report.get("unchecked", {})
     count = len(missing.get("undeclared", ())) + len(missing.get("declared", ()))
-    return StripRow(label, report["verdict"], len(users), len(judged), leaked, count, seconds)
+    stopped = bool(report.get("stopped"))
+    return StripRow(
+        label, report["verdict"], len(users), len(judged), leaked, count, seconds, stopped
+    )
 
 
 #: Leaves the generated grammar corpus out of a stripped run: the same checks over the same
 #: surfaces as the hand-written vectors, a thousand times over, which a quick table skips.
 CORE_ONLY: Final = ("-k", "not gen-")
+
+
+#: What every stripped run passes: it ends at its first unchecked MUST or failure, since either
+#: already means "not conformant" (the rows count these stops).
+DECIDED: Final = ("--stop-when-decided",)
 
 
 def capability_table(
@@ -116,6 +126,7 @@ def capability_table(
     run_suite: SuiteRunner,
     out: Callable[[str], None] = print,
     extra: Sequence[str] = CORE_ONLY,
+    workers: int = 1,
 ) -> list[StripRow]:
     """Run the suite against ``adapter`` once per capability stripped, printing a table.
 
@@ -125,21 +136,25 @@ def capability_table(
         run_suite: Runs the suite in this process and returns its report.
         out: Where lines go.
         extra: Further pytest arguments for each run (by default, the hand-written corpus only).
+        workers: How many runs go side by side (:mod:`conformance.selftest.pool`).
 
     Returns:
         One row per capability, identity capabilities left out.
     """
-    rows: list[StripRow] = []
     out(
         f"{'stripped capability':<26} {'verdict':<16} {'users':>5} {'judged':>6} "
         f"{'unseen':>6} {'unchecked MUSTs':>15}  rule"
     )
-    for capability in capabilities:
-        if capability in IDENTITY:
-            continue
-        started = time.monotonic()
-        report = run_suite(["--host", stripped_command([capability], adapter), *extra])
-        row = judge(capability, capability, report, time.monotonic() - started)
+    chosen = [capability for capability in capabilities if capability not in IDENTITY]
+    runs = [
+        ["--host", stripped_command([capability], adapter), *DECIDED, *extra]
+        for capability in chosen
+    ]
+    rows: list[StripRow] = []
+    for capability, (report, seconds) in zip(
+        chosen, pool.run_all(run_suite, runs, workers), strict=True
+    ):
+        row = judge(capability, capability, report, seconds)
         rows.append(row)
         out(_line(row))
     return rows
@@ -149,11 +164,13 @@ def mutant_table(
     cases: Iterable[tuple[str, str, Sequence[str], bool, Sequence[str]]],
     run_suite: SuiteRunner,
     out: Callable[[str], None] = print,
+    workers: int = 1,
 ) -> list[StripRow]:
     """Rerun each mutant once per capability its catch used, with that capability stripped.
 
-    Each run stops at its first failure (a failure already means "not conformant"), and leaves
-    the generated corpus out when a hand-written check caught the mutant.
+    Each run stops once its verdict is decided (a failure or an unchecked MUST already means
+    "not conformant"), and leaves the generated corpus out when a hand-written check caught the
+    mutant.
 
     Args:
         cases: (mutant name, its requirement, the capabilities its failing checks used, whether
@@ -162,31 +179,40 @@ def mutant_table(
             would never meet the mutant and would certify it).
         run_suite: Runs the suite in this process and returns its report.
         out: Where lines go.
+        workers: How many runs go side by side (:mod:`conformance.selftest.pool`).
 
     Returns:
         One row per mutant and capability.
     """
     from conformance.mutants import driver_command
 
-    rows: list[StripRow] = []
+    labels: list[tuple[str, str]] = []
+    runs: list[list[str]] = []
     for name, requirement, used, core, path in cases:
-        narrowed = ["--requirements", requirement, "-x", *path, *(CORE_ONLY if core else ())]
+        narrowed = ["--requirements", requirement, *DECIDED, *path, *(CORE_ONLY if core else ())]
         for capability in used:
             if capability in IDENTITY:
                 continue
-            started = time.monotonic()
             command = stripped_command([capability], driver_command(name))
-            report = run_suite(["--host", command, *narrowed])
-            label = f"{name} - {capability}"
-            row = judge(label, capability, report, time.monotonic() - started)
-            rows.append(row)
-            out(_line(row))
+            labels.append((f"{name} - {capability}", capability))
+            runs.append(["--host", command, *narrowed])
+    rows: list[StripRow] = []
+    for (label, capability), (report, seconds) in zip(
+        labels, pool.run_all(run_suite, runs, workers), strict=True
+    ):
+        row = judge(label, capability, report, seconds)
+        rows.append(row)
+        out(_line(row))
     return rows
+
+
+#: How a row says its run ended early: a stop is a decided verdict, never a pass.
+STOPPED_NOTE: Final = ", stopped once decided"
 
 
 def _line(row: StripRow) -> str:
     rule = "never conformant" if row.holds else "BROKEN"
     return (
         f"{row.label:<26} {row.verdict:<16} {row.users:>5} {row.judged:>6} {row.leaked:>6} "
-        f"{row.unchecked:>15}  {rule} ({row.seconds:.1f} s)"
+        f"{row.unchecked:>15}  {rule} ({row.seconds:.1f} s{STOPPED_NOTE if row.stopped else ''})"
     )
