@@ -481,7 +481,8 @@ class ConformanceHooks:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """Build the report, write the files asked for, and fail a run where no check ran."""
         state = self.state
-        if not state.active:
+        if not state.active or hasattr(self.config, "workerinput"):
+            # A parallel run's worker hands its results over instead (conformance._xdist).
             return
         if not state.catalog:
             try:

@@ -178,6 +178,27 @@ def issued_canaries() -> tuple[Canary, ...]:
     return tuple(_ISSUED)
 
 
+def adopt_canaries(minted: Iterable[tuple[str, str, str]]) -> tuple[Canary, ...]:
+    """Count canaries another process minted as issued here, so this process redacts them too.
+
+    A parallel run's checks mint their canaries in worker processes, while its report is
+    written by the controlling one; the worker hands its canaries over in memory and the
+    controller adopts them, so that every report it writes is redacted of all of them.
+
+    Args:
+        minted: (label, kind, value) for each canary, as the minting process issued it.
+
+    Returns:
+        The adopted canaries, in the order given.
+
+    Raises:
+        ValueError: A kind is not one of :class:`Kind`.
+    """
+    adopted = tuple(Canary(label, Kind(kind), value) for label, kind, value in minted)
+    _ISSUED.extend(adopted)
+    return adopted
+
+
 # --- the required forms (decisions R5.2), written independently of any host ----------------
 
 

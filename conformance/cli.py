@@ -99,11 +99,34 @@ def _parser() -> argparse.ArgumentParser:
         "a longer line, or as much text without a newline, ends the running check as errored",
     )
     parser.add_argument(
+        "--workers",
+        type=_worker_count,
+        default=1,
+        metavar="N",
+        help="run the checks in N processes (pytest-xdist), each with a host of its own; the "
+        "verdict, the reports and the exit code are those of a one-process run (default 1)",
+    )
+    parser.add_argument(
         "pytest_args",
         nargs=argparse.REMAINDER,
         help="after '--', further pytest arguments (for example -k or -x)",
     )
     return parser
+
+
+def _worker_count(text: str) -> int:
+    """Return ``--workers``'s value: a whole number of processes, at least 1.
+
+    Raises:
+        argparse.ArgumentTypeError: ``text`` is not such a number (a usage error, exit 2).
+    """
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of processes: {text!r}") from None
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"at least 1 process is needed, not {count}")
+    return count
 
 
 def base_arguments() -> list[str]:
@@ -239,6 +262,14 @@ def _main(argv: Sequence[str] | None) -> int:
         passed += ["--host-start-timeout", str(options.host_start_timeout)]
     if options.host_max_line is not None:
         passed += ["--host-max-line", str(options.host_max_line)]
+    if options.workers > 1:
+        import importlib.util
+
+        if importlib.util.find_spec("xdist") is None:
+            print("secref-conformance: --workers needs pytest-xdist (the 'conformance' extra)")
+            return HARNESS_FAILURE
+        # One host per worker process; the controller rebuilds each check's result.
+        passed += ["-n", str(options.workers), "--dist", "load"]
     from conformance import smoke
     from conformance.hosts import release_started
 

@@ -15,7 +15,7 @@ from typing import Final
 
 import pytest
 
-from conformance import _hooks, _stop
+from conformance import _hooks, _stop, _xdist
 from conformance.canary import Mint
 from conformance.host import HostUnderTest
 from conformance.hosts import HostSelectionError, build_host, describe
@@ -131,6 +131,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "vector(id): the conformance vector a case runs")
     if not config.pluginmanager.has_plugin(_HOOKS_NAME):
         config.pluginmanager.register(_hooks.ConformanceHooks(config), _HOOKS_NAME)
+    parallel = _xdist.is_worker(config) or _xdist.is_controller(config)
+    if parallel and not config.pluginmanager.has_plugin(_xdist.PLUGIN_NAME):
+        config.pluginmanager.register(_xdist.XdistBridge(config), _xdist.PLUGIN_NAME)
     targets = _stop.targets_of(config.getoption("secref_stop_when_decided", None))
     if targets is not None and not config.pluginmanager.has_plugin(_STOP_NAME):
         if config.getoption("secref_expectations", None):
