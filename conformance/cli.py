@@ -229,9 +229,9 @@ def _main(argv: Sequence[str] | None) -> int:
 
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["selftest"]:
-        from conformance import mutants
+        from conformance.selftest import runner
 
-        return mutants.main(["selftest", *args[1:]])
+        return runner.main(["selftest", *args[1:]])
     if args[:1] == ["masker"]:
         from conformance.masker import cli as masker_cli
 

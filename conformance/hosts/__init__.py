@@ -118,7 +118,7 @@ def build_host(selector: str | None, via: str = "driver", **driver_options: Any)
 
         return InProcessHost()
     if text.startswith(MUTANT_PREFIX):
-        from conformance.mutants import inprocess_host
+        from conformance.selftest.hosts import inprocess_host
 
         try:
             return inprocess_host(text[len(MUTANT_PREFIX) :])

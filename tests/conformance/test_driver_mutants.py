@@ -13,10 +13,11 @@ import json
 import pytest
 import yaml
 
-from conformance import mutants
 from conformance.host import HandlerKind, HostConfig, SecretSpec, ToolSpec
 from conformance.hosts.subprocess import SubprocessHost
-from conformance.mutants import MUTANTS, driver_command
+from conformance.selftest import runner
+from conformance.selftest.catalog import MUTANTS
+from conformance.selftest.hosts import driver_command
 
 #: Which mutants break each invariant of the design (through the requirement they break).
 INVARIANT_MUTANTS = {
@@ -116,9 +117,9 @@ def test_selftest_closes_with_what_failed(monkeypatch: pytest.MonkeyPatch) -> No
         "problems": [],
     }
     for report, code in ((clean, 1), (caught, 0)):
-        monkeypatch.setattr(mutants, "_run_suite", lambda _arguments, r=report: r)
+        monkeypatch.setattr(runner, "_run_suite", lambda _arguments, r=report: r)
         lines: list[str] = []
-        assert mutants.selftest([mutant.name], out=lines.append) == code
+        assert runner.selftest([mutant.name], out=lines.append) == code
         failed = lines[-1].startswith("self-test FAILED: mutants missed: " + mutant.name)
         assert failed == (code == 1), lines
 
@@ -127,7 +128,7 @@ def test_stripped_runs_take_the_path_of_the_catch(monkeypatch: pytest.MonkeyPatc
     """A mutant of the MCP layer is rerun stripped over MCP, as its catch was: a stripped run
     through the driver alone would never meet the mutant, and its conformant verdict would
     read as a stripped capability certifying a broken host."""
-    from conformance import strip_selftest
+    from conformance.selftest import strip
 
     mcp_mutant = next(mutant for mutant in MUTANTS if mutant.via == "mcp")
     seen: list[list[str]] = []
@@ -136,10 +137,10 @@ def test_stripped_runs_take_the_path_of_the_catch(monkeypatch: pytest.MonkeyPatc
         seen.append(list(arguments))
 
     verdicts = [
-        mutants.Verdict(mcp_mutant, True, (mcp_mutant.requirement,), 1, None, 0.0, ("x.y",), True)
+        runner.Verdict(mcp_mutant, True, (mcp_mutant.requirement,), 1, None, 0.0, ("x.y",), True)
     ]
-    monkeypatch.setattr(strip_selftest, "capability_table", lambda *_args: [])
-    monkeypatch.setattr(mutants, "_run_suite", run)
-    mutants._strip_tables(verdicts, lambda _line: None)
+    monkeypatch.setattr(strip, "capability_table", lambda *_args: [])
+    monkeypatch.setattr(runner, "_run_suite", run)
+    runner._strip_tables(verdicts, lambda _line: None)
     assert len(seen) == 1
     assert seen[0][seen[0].index("--via") + 1] == "mcp", seen[0]

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from conformance import mutants, strip_selftest
 from conformance.outcomes import Outcome
 from conformance.report import (
     CONFORMANT,
@@ -23,7 +22,7 @@ from conformance.report import (
     summary_lines,
     verdict_text,
 )
-from conformance.selftest import pool
+from conformance.selftest import pool, runner, strip
 from tests.conformance.suite_runs import run_suite
 
 
@@ -101,7 +100,7 @@ def test_an_unchecked_must_stops_the_run(tmp_path: Path) -> None:
     """With a capability stripped, the run ends once a MUST has had every check and none could
     judge it: the verdict is incomplete, and the stop says which MUST."""
     adapter = f"{sys.executable} -m reference_impl.driver"
-    command = strip_selftest.stripped_command(["observe.ledger"], adapter)
+    command = strip.stripped_command(["observe.ledger"], adapter)
     run = run_suite(
         tmp_path, "--host", command, "--requirements", "LEDG-004", "--stop-when-decided"
     )
@@ -159,7 +158,7 @@ def test_selftest_side_by_side_reads_as_a_serial_run() -> None:
 
     def rows(workers: int) -> list[str]:
         lines: list[str] = []
-        assert mutants.selftest(names, out=lines.append, workers=workers) == 0
+        assert runner.selftest(names, out=lines.append, workers=workers) == 0
         # Durations differ from run to run; everything else must not.
         return [line.split(" s, ")[-1] + line.split("(")[0] for line in lines[:-1]]
 

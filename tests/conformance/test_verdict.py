@@ -335,7 +335,7 @@ def _stripped(capabilities: str, adapter: str) -> str:
 
 
 def _mutant(name: str) -> str:
-    return f"{PYTHON} -m conformance.mutants driver {name}"
+    return f"{PYTHON} -m conformance.selftest driver {name}"
 
 
 def _outcomes(report: Mapping[str, Any]) -> dict[str, str]:

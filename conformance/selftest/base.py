@@ -3,8 +3,9 @@
 This module owns the :class:`Mutant` record (a name, the one requirement it violates, a
 description and its patches) and :func:`applied`, which swaps one attribute of a
 ``reference_impl`` module or class for a function of the original and puts it back afterwards.
-The catalogs live in :mod:`conformance.mutants` and the modules it gathers. A mutant changes
-behaviour only; none may print a value.
+The mutants themselves live in the ``catalog_*`` modules beside it, gathered in order by
+:mod:`conformance.selftest.catalog`; this module must never import them, nor anything that runs
+the suite. A mutant changes behaviour only; none may print a value.
 """
 
 from __future__ import annotations

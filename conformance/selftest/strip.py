@@ -7,7 +7,8 @@ conformant; no check that used the stripped capability passed or failed; and eve
 a check judges by a surface the sweep could not search is reported unchecked by it. The second
 reruns every mutant that can run behind the driver, once per capability its catch used, with
 that capability stripped: the verdict must never be conformant. It prints one row per run and
-never a value.
+never a value. It takes a mutant's command from :mod:`conformance.selftest.hosts`; it must never
+import :mod:`conformance.selftest.runner`, which imports it, nor :mod:`conformance.cli`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any, Final
 
 from conformance.canary import SURFACE_CAPABILITIES, surfaces_judged_by
 from conformance.selftest import pool
+from conformance.selftest.hosts import driver_command
 
 #: Verdicts that certify a host.
 CERTIFYING: Final = frozenset({"conformant", "conformant (declared unchecked)"})
@@ -184,8 +186,6 @@ def mutant_table(
     Returns:
         One row per mutant and capability.
     """
-    from conformance.mutants import driver_command
-
     labels: list[tuple[str, str]] = []
     runs: list[list[str]] = []
     for name, requirement, used, core, path in cases:

@@ -1,31 +1,50 @@
-"""Mutants that break the grammar, refusal-message and ordering requirements (decisions R1, R2).
+"""Mutants that break the reference grammar (decision R1).
 
-Each entry is a :class:`conformance.mutant_base.Mutant`; :mod:`conformance.mutants` gathers
-this catalog with the others. Each transform below takes the original attribute of a
-``reference_impl`` module or class and returns its broken replacement. A mutant changes
-behaviour only; none may print a value.
+This module owns the broken reference hosts whose scanner, parser or JSON reader misreads a
+reference: a marker let through, a body misparsed, an escape or an encoding missed, a string
+left unread. Each entry is a :class:`~conformance.selftest.base.Mutant`; each transform takes
+the original attribute of a ``reference_impl`` module or class and returns its broken
+replacement. It changes behaviour only and never prints a value.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import re
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
-from conformance.mutant_base import Mutant
+from conformance.selftest.base import Mutant
 
-_local = threading.local()
-
-_GRAMMAR = "reference_impl._grammar"
-_RESOLVE = "reference_impl._resolve"
 _REG = "reference_impl._registry"
+_GRAMMAR = "reference_impl._grammar"
+_PERCENT_BRACES: Final = re.compile("%7([bBdD])")
 
 
-# --- R1 grammar -------------------------------------------------------------------------------
+def _case_sensitive(original: Any) -> Any:
+    import re
+
+    return re.compile(original.pattern, original.flags & ~re.IGNORECASE)
+
+
+def _literal_scan_only(original: Callable[[str], bool]) -> Callable[[str], bool]:
+    from reference_impl._scan import MARKER_RE
+
+    def has_marker(raw: str) -> bool:
+        return "{{" in raw and MARKER_RE.search(raw) is not None
+
+    return has_marker
+
+
+def _keys_pass_through(original: type) -> type:
+    class NoKeys(original):  # type: ignore[misc]
+        def strings(self) -> Iterator[tuple[bool, int, int, str]]:
+            for item in super().strings():
+                if not item[0]:
+                    yield item
+
+    return NoKeys
 
 
 def _surplus_braces_swallowed(original: Callable[[str], Any]) -> Callable[[str], Any]:
@@ -225,177 +244,6 @@ def _lone_surrogates_rejected(original: Callable[..., Any]) -> Callable[..., Any
     return decode
 
 
-# --- R2 messages and ordering -----------------------------------------------------------------
-
-
-def _prefix_for(*, keys: bool, prefix: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Malformed-reference refusals in keys (or, with ``keys`` false, in values) begin with
-    ``prefix`` instead of the ruling's words."""
-
-    def transform(original: Callable[..., Any]) -> Callable[..., Any]:
-        from reference_impl._grammar import MALFORMED_PREFIX
-
-        @functools.wraps(original)
-        def refuse(path: Any, bad: Any, requirement: str) -> Any:
-            refusal = original(path, bad, requirement)
-            if (requirement == "GRAM-014") is keys:
-                message = refusal.message.replace(MALFORMED_PREFIX, prefix, 1)
-                refusal = dataclasses.replace(refusal, message=message)
-            return refusal
-
-        return refuse
-
-    return transform
-
-
-def _constant(value: Any) -> Callable[[Any], Any]:
-    """The attribute becomes ``value``."""
-    return lambda _original: value
-
-
-def _prepass_disposition(reason: str, disposition: str) -> Callable[..., Any]:
-    """A pre-pass refusal with ``reason`` ends with another disposition."""
-
-    def transform(original: Callable[..., Any]) -> Callable[..., Any]:
-        from reference_impl._types import Disposition
-
-        @functools.wraps(original)
-        def prepass(self: Any, call: Any) -> Any:
-            refusal = original(self, call)
-            if refusal is not None and refusal.reason == reason:
-                refusal = dataclasses.replace(refusal, disposition=Disposition[disposition])
-            return refusal
-
-        return prepass
-
-    return transform
-
-
-def _resolution_message(reason: str, rewrite: Callable[[str], str]) -> Callable[..., Any]:
-    """A resolution refusal with ``reason`` gets its message rewritten."""
-
-    def transform(original: Callable[..., Any]) -> Callable[..., Any]:
-        from reference_impl._types import Refusal
-
-        @functools.wraps(original)
-        def resolve(vault: Any, references: Any) -> Any:
-            found = original(vault, references)
-            if isinstance(found, Refusal) and found.reason == reason:
-                found = dataclasses.replace(found, message=rewrite(found.message))
-            return found
-
-        return resolve
-
-    return transform
-
-
-def _semicolon_list(message: str) -> str:
-    prefix = "no secret with id "
-    return prefix + "; ".join(message[len(prefix) :].split(", "))
-
-
-def _remember_vault_error(original: Callable[..., Any]) -> Callable[..., Any]:
-    """The vault walk keeps the exception that stopped it."""
-
-    @functools.wraps(original)
-    def walk(vault: Any, wanted: set[str]) -> Any:
-        _local.vault_error = None
-        try:
-            return original(vault, wanted)
-        except Exception as error:
-            _local.vault_error = error
-            raise
-
-    return walk
-
-
-def _failure_echoed(original: Callable[[str], Any]) -> Callable[[str], Any]:
-    """The vault-failure refusal quotes the exception itself rather than its kind."""
-
-    @functools.wraps(original)
-    def failure(kind: str) -> Any:
-        error = getattr(_local, "vault_error", None)
-        return original(repr(error) if error is not None else kind)
-
-    return failure
-
-
-def _remember_found(original: Callable[..., Any]) -> Callable[..., Any]:
-    """The vault walk keeps the records it found."""
-
-    @functools.wraps(original)
-    def walk(vault: Any, wanted: set[str]) -> Any:
-        found = original(vault, wanted)
-        _local.found = found
-        return found
-
-    return walk
-
-
-def _empty_field_deferred(original: Callable[..., Any]) -> Callable[..., Any]:
-    """An empty field is not refused at resolution; its refusal waits for the prompt."""
-    from reference_impl._types import Refusal
-
-    @functools.wraps(original)
-    def resolve(vault: Any, references: Any) -> Any:
-        _local.deferred = None
-        _local.found = {}
-        outcome = original(vault, references)
-        if not isinstance(outcome, Refusal) or outcome.reason != "empty-field":
-            return outcome
-        records = tuple(_local.found[reference.id] for reference in references)
-        pairs = tuple(
-            (reference, record.value(reference.field))
-            for reference, record in zip(references, records, strict=True)
-        )
-        _local.deferred = outcome
-        return pairs, records
-
-    return resolve
-
-
-def _refuse_after_prompt(original: Callable[..., Any]) -> Callable[..., Any]:
-    """A refusal left over from resolution is given once the operator has answered."""
-
-    @functools.wraps(original)
-    def approve(self: Any, call: Any, records: Any) -> Any:
-        answered = original(self, call, records)
-        deferred = getattr(_local, "deferred", None)
-        _local.deferred = None
-        return deferred if deferred is not None else answered
-
-    return approve
-
-
-def _ledger_at_prompt(original: Callable[..., Any]) -> Callable[..., Any]:
-    """The ledger record is written as the prompt opens, before the tool has run."""
-    from reference_impl._types import Disposition
-
-    @functools.wraps(original)
-    def approve(self: Any, call: Any, records: Any) -> Any:
-        self._record(call, Disposition.APPROVED_ONCE, False, None)
-        _local.recorded = call.id
-        return original(self, call, records)
-
-    return approve
-
-
-def _record_once(original: Callable[..., Any]) -> Callable[..., Any]:
-    """A call whose record was written early is not recorded again when it ends."""
-
-    @functools.wraps(original)
-    def record(self: Any, call: Any, *args: Any) -> Any:
-        if getattr(_local, "recorded", None) == call.id:
-            _local.recorded = None
-            return call.id
-        return original(self, call, *args)
-
-    return record
-
-
-# --- encodings and positions (generated vectors) ----------------------------------------------
-
-
 def _array_items_not_unescaped(original: Callable[..., Any]) -> Callable[..., Any]:
     """Strings that are array items are judged as written, their \\u escapes not decoded."""
 
@@ -408,19 +256,6 @@ def _array_items_not_unescaped(original: Callable[..., Any]) -> Callable[..., An
             yield is_key, start, end, text
 
     return strings
-
-
-def _redaction_stops_at_first_brace(original: Callable[[str, int], int]) -> Callable[..., int]:
-    """A malformed candidate's redaction ends at the first ``}``, balanced or not."""
-
-    @functools.wraps(original)
-    def redaction_end(text: str, body_start: int) -> int:
-        close = text.find("}", body_start)
-        if close < 0:
-            return len(text)
-        return close + 2 if text.startswith("}", close + 1) else close + 1
-
-    return redaction_end
 
 
 def _record_members_as_fields(original: Callable[[str], Any]) -> Callable[[str], Any]:
@@ -454,9 +289,6 @@ def _escape_after_letter_missed(original: Callable[[str], bool]) -> Callable[[st
         )
 
     return marker_in
-
-
-_PERCENT_BRACES: Final = re.compile("%7([bBdD])")
 
 
 def _percent_decoded(text: str) -> str:
@@ -501,6 +333,31 @@ def _escape_after_backslash_missed(original: Callable[[str], bool]) -> Callable[
 
 
 MUTANTS: Final[tuple[Mutant, ...]] = (
+    Mutant(
+        "case-sensitive-prefix",
+        "GRAM-001",
+        "Only the lower-case {{secret: prefix is a marker.",
+        (
+            ("reference_impl._scan", "MARKER_RE", _case_sensitive),
+            ("reference_impl._grammar", "MARKER_RE", _case_sensitive),
+            ("reference_impl._grammar", "_CANDIDATE_RE", _case_sensitive),
+            ("reference_impl._grammar", "_UNTERMINATED_RE", _case_sensitive),
+            ("reference_impl._sanitize", "MARKER_RE", _case_sensitive),
+            ("reference_impl._sanitize", "_CANDIDATE_RE", _case_sensitive),
+        ),
+    ),
+    Mutant(
+        "escaped-marker-passes",
+        "GRAM-012",
+        "The pre-scan looks for literal markers only, so \\u-escaped markers pass through.",
+        ((_REG, "has_marker", _literal_scan_only),),
+    ),
+    Mutant(
+        "keys-pass-through",
+        "GRAM-014",
+        "A marker in an object key is ignored instead of refusing the call.",
+        (("reference_impl._grammar", "_Walker", _keys_pass_through),),
+    ),
     Mutant(
         "surplus-braces-swallowed",
         "GRAM-002",
@@ -587,110 +444,6 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         ((_GRAMMAR, "_decode", _lone_surrogates_rejected),),
     ),
     Mutant(
-        "malformed-prefix-wrong",
-        "MSG-001",
-        "A malformed candidate's refusal begins 'Invalid secret reference'.",
-        (
-            (
-                _GRAMMAR,
-                "_refuse_malformed",
-                _prefix_for(keys=False, prefix="Invalid secret reference"),
-            ),
-        ),
-    ),
-    Mutant(
-        "key-prefix-wrong",
-        "MSG-002",
-        "A reference in a key is refused with a message beginning 'Misplaced secret reference'.",
-        (
-            (
-                _GRAMMAR,
-                "_refuse_malformed",
-                _prefix_for(keys=True, prefix="Misplaced secret reference"),
-            ),
-        ),
-    ),
-    Mutant(
-        "permission-message-wrong",
-        "MSG-004",
-        "A user without secret.read is refused with a message of the host's own wording.",
-        ((_REG, "NO_PERMISSION_MESSAGE", _constant("You may not use secret references")),),
-        via="driver",
-    ),
-    Mutant(
-        "deny-as-forbidden",
-        "MSG-005",
-        "A tool or provider DENY of a secret-bearing call ends as SECRET_FORBIDDEN, not "
-        "POLICY_DENIED.",
-        ((_REG, "Registry._prepass", _prepass_disposition("policy-deny", "SECRET_FORBIDDEN")),),
-        via="driver",
-    ),
-    Mutant(
-        "bearing-deny-as-policy",
-        "MSG-006",
-        "secretBearingCalls DENY ends the call as POLICY_DENIED, not SECRET_FORBIDDEN.",
-        ((_REG, "Registry._prepass", _prepass_disposition("bearing-denied", "POLICY_DENIED")),),
-        via="driver",
-    ),
-    Mutant(
-        "unknown-ids-semicolons",
-        "MSG-007",
-        "Unknown ids are listed joined by '; ' instead of ', '.",
-        ((_REG, "resolve", _resolution_message("unknown-id", _semicolon_list)),),
-        via="driver",
-    ),
-    Mutant(
-        "empty-field-message",
-        "MSG-008",
-        "An empty field is refused as 'secret <id> has an empty <field>'.",
-        (
-            (
-                _REG,
-                "resolve",
-                _resolution_message(
-                    "empty-field", lambda message: message.replace(" has no ", " has an empty ", 1)
-                ),
-            ),
-        ),
-    ),
-    Mutant(
-        "vault-error-echoed",
-        "MSG-009",
-        "A vault failure's refusal quotes the exception itself instead of its kind.",
-        (
-            (_RESOLVE, "_walk", _remember_vault_error),
-            (_RESOLVE, "_vault_failure", _failure_echoed),
-        ),
-        via="driver",
-    ),
-    Mutant(
-        "no-vault-message",
-        "MSG-010",
-        "A host without a vault refuses with a message of its own wording.",
-        ((_RESOLVE, "NO_VAULT_MESSAGE", _constant("This host has no secret vault")),),
-    ),
-    Mutant(
-        "empty-field-after-prompt",
-        "ORD-003",
-        "An empty field is refused only after the operator has answered the prompt.",
-        (
-            (_RESOLVE, "_walk", _remember_found),
-            (_REG, "resolve", _empty_field_deferred),
-            (_REG, "Registry._approve", _refuse_after_prompt),
-        ),
-        via="driver",
-    ),
-    Mutant(
-        "ledger-at-prompt",
-        "ORD-005",
-        "The ledger record is written as the prompt opens, before the tool runs.",
-        (
-            (_REG, "Registry._approve", _ledger_at_prompt),
-            (_REG, "Registry._record", _record_once),
-        ),
-        via="driver",
-    ),
-    Mutant(
         "array-item-escapes-kept",
         "GRAM-012",
         "Strings that are array items are scanned as written, so a \\u-escaped marker in an "
@@ -712,13 +465,6 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "The pre-scan misses an escaped marker after an escaped backslash, so the call passes "
         "with its reference unresolved.",
         (("reference_impl._scan", "_marker_in", _escape_after_backslash_missed),),
-    ),
-    Mutant(
-        "redaction-stops-at-first-brace",
-        "LEDG-007",
-        "sanitizedArgs redacts a malformed candidate only up to its first }, so text after "
-        "balanced inner braces stays visible.",
-        (("reference_impl._sanitize", "_redaction_end", _redaction_stops_at_first_brace),),
     ),
     Mutant(
         "record-members-as-fields",

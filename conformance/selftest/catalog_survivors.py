@@ -13,7 +13,7 @@ import functools
 from collections.abc import Callable
 from typing import Any, Final
 
-from conformance.mutant_base import Mutant
+from conformance.selftest.base import Mutant
 
 
 def _slot_freed_twice(original: Callable[..., Any]) -> Callable[..., Any]:

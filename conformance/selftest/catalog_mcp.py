@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from conformance.mutant_base import Mutant
+from conformance.selftest.base import Mutant
 
 _SERVER: Final = "reference_impl.mcp_server"
 
