@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
+from conformance.arguments import base_arguments
 from conformance.report import EXIT_CODES, HARNESS_ERROR
 
 #: Where reports go unless told otherwise.
@@ -127,40 +128,6 @@ def _worker_count(text: str) -> int:
     if count < 1:
         raise argparse.ArgumentTypeError(f"at least 1 process is needed, not {count}")
     return count
-
-
-def base_arguments() -> list[str]:
-    """Return the pytest arguments every run of the suite starts with.
-
-    The suite brings its own settings rather than those of the directory it is run from: no
-    ini file and no conftest is read (the plugin provides every fixture), the root is the
-    directory that holds the ``conformance`` package so check ids are the same everywhere, and
-    markers and warnings are strict, as in the project's own configuration.
-    """
-    import os
-
-    import conformance
-
-    return [
-        "--pyargs",
-        "conformance.checks",
-        "-c",
-        os.devnull,
-        "--rootdir",
-        str(Path(conformance.__file__).resolve().parent.parent),
-        "--noconftest",
-        "--strict-markers",
-        "-q",
-        "-rs",
-        "-p",
-        "no:cacheprovider",
-        "-W",
-        "error",
-        # This process imported the plugin's package before pytest could mark it for rewriting;
-        # the checks state verdicts with require(), so plain asserts lose nothing.
-        "-W",
-        "ignore::pytest.PytestAssertRewriteWarning",
-    ]
 
 
 def run(

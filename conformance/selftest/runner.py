@@ -7,7 +7,8 @@ path (in process, behind the reference driver, or over MCP), side by side
 mutant's requirement (:func:`judge`), prints one row per mutant and the mutation score, and then
 the capability-stripping tables (:mod:`conformance.selftest.strip`). It also lists the catalog
 and serves a mutant behind the reference driver for ``python -m conformance.selftest``. It must
-never weaken a check to make a mutant pass, and never print a value.
+never import :mod:`conformance.cli` (the console script imports this module, lazily, and not the
+other way round), never weaken a check to make a mutant pass, and never print a value.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from conformance.arguments import base_arguments
 from conformance.catalog import SHOULD, load_catalog
 from conformance.selftest import pool
 from conformance.selftest import strip as stripping
@@ -61,8 +63,6 @@ def _run_suite(arguments: Sequence[str]) -> dict[str, Any] | None:
 
     with tempfile.TemporaryDirectory(prefix="secref-selftest-") as directory:
         report = Path(directory) / "report.json"
-        from conformance.cli import base_arguments
-
         # The inner run's own pytest lines ("3 failed, ...") would read as failures of a green
         # self-test; its verdict is the report. They are shown only when no report came.
         printed = io.StringIO()

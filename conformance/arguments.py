@@ -1,0 +1,44 @@
+"""The pytest arguments every run of the conformance suite starts with.
+
+This module owns :func:`base_arguments`, shared by the console script (:mod:`conformance.cli`)
+and the self-test (:mod:`conformance.selftest.runner`), so that neither has to import the other.
+It must stay a leaf: it imports nothing of the suite beyond the ``conformance`` package itself,
+runs nothing, and prints nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import conformance
+
+
+def base_arguments() -> list[str]:
+    """Return the pytest arguments every run of the suite starts with.
+
+    The suite brings its own settings rather than those of the directory it is run from: no
+    ini file and no conftest is read (the plugin provides every fixture), the root is the
+    directory that holds the ``conformance`` package so check ids are the same everywhere, and
+    markers and warnings are strict, as in the project's own configuration.
+    """
+    return [
+        "--pyargs",
+        "conformance.checks",
+        "-c",
+        os.devnull,
+        "--rootdir",
+        str(Path(conformance.__file__).resolve().parent.parent),
+        "--noconftest",
+        "--strict-markers",
+        "-q",
+        "-rs",
+        "-p",
+        "no:cacheprovider",
+        "-W",
+        "error",
+        # This process imported the plugin's package before pytest could mark it for rewriting;
+        # the checks state verdicts with require(), so plain asserts lose nothing.
+        "-W",
+        "ignore::pytest.PytestAssertRewriteWarning",
+    ]
