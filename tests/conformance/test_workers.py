@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from conformance import _xdist, cli
+from conformance.arguments import base_arguments
 from conformance.canary import Kind, adopt_canaries, issued_canaries, required_forms
 from conformance.outcomes import HardeningRow, Outcome
 from conformance.report import CheckResult
@@ -207,7 +208,7 @@ def test_canaries_of_two_workers_never_collide(tmp_path: Path) -> None:
     json_path, md_path = tmp_path / "report.json", tmp_path / "report.md"
     status = pytest.main(
         [
-            *cli.base_arguments(),
+            *base_arguments(),
             "-n",
             "2",
             "--dist",
