@@ -6,9 +6,11 @@ modules there, drops the mutants that only touch annotations, docstrings or logg
 seeded sample per module, runs ``secref-conformance -- -x`` (in-process host, one process per
 mutant, with a per-mutant timeout) against each, and writes a per-module table of generated,
 killed, survived, timed-out and equivalent mutants with the kill rate, as Markdown and JSON.
-It also renders the checked-in triage file and picks the fixed CI sample. It never mutates the
-working tree (only the scratch copy), never runs two mutants at once, and never prints a
-value: the suite's own output is stored, not echoed.
+It also renders the checked-in triage file and picks the fixed CI sample; given worker URLs,
+it hands the drawn mutants to cosmic-ray http workers instead (``conformance.mutation_workers``).
+It never mutates the working tree (only the scratch copy, or a worker's own copy), never runs
+two mutants at once in one copy, and never prints a value: the suite's own output is stored,
+not echoed.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -543,6 +545,19 @@ def make_scratch(source_root: Path, into: Path) -> Scratch:
             ignore=shutil.ignore_patterns("__pycache__"),
         )
     scratch = Scratch(into)
+    check_imports(scratch)
+    return scratch
+
+
+def check_imports(scratch: Scratch) -> None:
+    """Check that a child process given ``scratch.env()`` imports both packages from the copy.
+
+    Args:
+        scratch: the scratch copy (or a worker's copy of the tree).
+
+    Raises:
+        RuntimeError: a child process would import either package from elsewhere.
+    """
     probe = subprocess.run(
         [
             sys.executable,
@@ -551,15 +566,14 @@ def make_scratch(source_root: Path, into: Path) -> Scratch:
             "print(conformance.__file__); print(reference_impl.__file__)",
         ],
         env=scratch.env(),
-        cwd=into,
+        cwd=scratch.root,
         capture_output=True,
         text=True,
         check=True,
     )
     for line in probe.stdout.split():
-        if not Path(line).resolve().is_relative_to(into.resolve()):
+        if not Path(line).resolve().is_relative_to(scratch.root.resolve()):
             raise RuntimeError("a suite run would not import the scratch copy")
-    return scratch
 
 
 def self_check(scratch: Scratch, timeout: float) -> str | None:
@@ -592,17 +606,25 @@ def self_check(scratch: Scratch, timeout: float) -> str | None:
     return None
 
 
-def run_suite(scratch: Scratch, timeout: float) -> tuple[str, int | None, float]:
+#: Seconds between two looks at ``alive`` while a suite run started with one is going.
+_ALIVE_POLL: Final = 0.5
+
+
+def run_suite(
+    scratch: Scratch, timeout: float, alive: Callable[[], bool] | None = None
+) -> tuple[str, int | None, float]:
     """Run the suite once against whatever the scratch copy holds.
 
     Args:
         scratch: the scratch copy.
         timeout: seconds before the run's process group is killed.
+        alive: when given, asked every half second; once it says False the run's process group
+            is killed and the run ends as ``error`` (a worker whose server has gone).
 
     Returns:
         (status, exit code or None, seconds): status is ``killed`` (the run failed),
         ``reported`` (it exited 0 but its report lists a requirement not fully met, such as a
-        SHOULD the mutant broke), ``survived`` or ``timeout``.
+        SHOULD the mutant broke), ``survived``, ``timeout``, or ``error`` (``alive`` said no).
     """
     started = time.monotonic()
     proc = subprocess.Popen(
@@ -613,12 +635,21 @@ def run_suite(scratch: Scratch, timeout: float) -> tuple[str, int | None, float]
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    try:
-        code = proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, 9)
-        proc.wait()
-        return "timeout", None, time.monotonic() - started
+    deadline = started + timeout
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            code = proc.wait(timeout=max(0.0, left if alive is None else min(left, _ALIVE_POLL)))
+            break
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                os.killpg(proc.pid, 9)
+                proc.wait()
+                return "timeout", None, time.monotonic() - started
+            if alive is not None and not alive():
+                os.killpg(proc.pid, 9)
+                proc.wait()
+                return "error", None, time.monotonic() - started
     status = "killed" if code != 0 else ("reported" if missed(scratch) else "survived")
     return status, code, time.monotonic() - started
 
@@ -918,6 +949,24 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--report-md", type=Path, default=DEFAULT_MD)
     run.add_argument("--report-json", type=Path, default=DEFAULT_JSON)
     run.add_argument("--triage", type=Path, default=None, help="another triage file")
+    run.add_argument(
+        "--worker-url",
+        dest="worker_urls",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="a cosmic-ray http worker to run mutants on (repeat, or a comma list); "
+        "none runs them here, one at a time",
+    )
+    workers = sub.add_parser(
+        "workers", help="start local cosmic-ray http workers, each in its own copy of the tree"
+    )
+    workers.add_argument("--count", type=int, default=2)
+    workers.add_argument("--base-port", type=int, default=9876)
+    workers.add_argument("--host", default="127.0.0.1", help="the address the workers listen on")
+    judge = sub.add_parser("judge", help="(run by a worker) judge the mutant in place here")
+    judge.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
+    sub.add_parser("fingerprint", help="(run by a worker) describe this copy of the tree")
     sample = sub.add_parser("sample", help="pick the fixed CI sample from a run's kills")
     sample.add_argument("--report-json", type=Path, default=DEFAULT_JSON)
     sample.add_argument("--size", type=int, default=CI_SAMPLE_SIZE)
@@ -934,10 +983,19 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from conformance import mutation_workers
+
     modules = [m.strip() for m in args.modules.split(",") if m.strip()]
     unknown = sorted(set(modules) - set(CORE_MODULES))
     if unknown:
         print(f"not a core module: {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    try:
+        urls = mutation_workers.parse_worker_urls(args.worker_urls)
+        if urls:
+            mutation_workers.check_timeout(args.timeout)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
         return 2
     triage = load_triage(args.triage)
     root = Path.cwd()
@@ -948,7 +1006,9 @@ def _run(args: argparse.Namespace) -> int:
     )
     with tempfile.TemporaryDirectory(prefix="secref-mutation-") as tmp:
         scratch = make_scratch(root, Path(tmp))
-        problem = self_check(scratch, args.timeout)
+        # Workers are asked first: a wrong URL or a worker on another tree fails in seconds.
+        problem = mutation_workers.preflight(scratch, urls) if urls else None
+        problem = problem or self_check(scratch, args.timeout)
         if problem is not None:
             print(problem, file=sys.stderr)
             return 2
@@ -957,13 +1017,17 @@ def _run(args: argparse.Namespace) -> int:
         drawn = draw(generated.candidates, args.per_module, args.seed)
         # Round robin over the modules, so that a run cut short still has every module's rate.
         rounds = itertools.zip_longest(*(drawn[name] for name in modules))
-        mutants = [describe(item) for row in rounds for item in row if item is not None]
-        outcomes: list[Outcome] = []
-        records: list[dict[str, Any]] = []
-        for outcome, secs in execute(scratch, mutants, args.timeout):
-            outcomes.append(outcome)
+        items = [item for row in rounds for item in row if item is not None]
+        mutants = [describe(item) for item in items]
+        order = {m.job_id: index for index, m in enumerate(mutants)}
+        done: dict[int, tuple[Outcome, dict[str, Any]]] = {}
+
+        def record(outcome: Outcome, secs: float) -> None:
+            # Workers finish out of order; the tables list mutants in draw order, as a local
+            # run does, so that the two give the same tables.
             m = outcome.mutant
-            records.append(
+            done[order[m.job_id]] = (
+                outcome,
                 {
                     "module": m.module,
                     "operator": m.operator,
@@ -974,10 +1038,12 @@ def _run(args: argparse.Namespace) -> int:
                     "status": outcome.status,
                     "exit_code": outcome.exit_code,
                     "seconds": round(secs, 1),
-                }
+                },
             )
+            outcomes = [done[i][0] for i in sorted(done)]
+            records = [done[i][1] for i in sorted(done)]
             # Rewritten after every mutant, so that an interrupted run still leaves its table.
-            settings = {
+            settings: dict[str, Any] = {
                 "command": command,
                 "seed": args.seed,
                 "per_module": args.per_module,
@@ -986,6 +1052,8 @@ def _run(args: argparse.Namespace) -> int:
                 "done": len(outcomes),
                 "drawn": len(mutants),
             }
+            if urls:
+                settings["workers"] = len(urls)
             table = tabulate(generated, outcomes, triage)
             args.report_json.parent.mkdir(parents=True, exist_ok=True)
             args.report_json.write_text(
@@ -994,6 +1062,20 @@ def _run(args: argparse.Namespace) -> int:
             )
             args.report_md.parent.mkdir(parents=True, exist_ok=True)
             args.report_md.write_text(render_md(table, settings), "utf-8")
+
+        if urls:
+            config = mutation_workers.write_config(
+                args.session.with_suffix(".toml"), modules, urls, args.timeout
+            )
+            try:
+                mutation_workers.dispatch(scratch, items, mutants, config, record)
+            except mutation_workers.WorkerError as exc:
+                print(exc, file=sys.stderr)
+                return 2
+        else:
+            for outcome, secs in execute(scratch, mutants, args.timeout):
+                record(outcome, secs)
+    outcomes = [done[i][0] for i in sorted(done)]
     untriaged = [o for o in outcomes if o.status == "survived"]
     keys = {e.key for e in triage}
     missing = [o for o in untriaged if o.mutant.key not in keys]
@@ -1089,7 +1171,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Returns:
         0 when done with every survivor triaged, 1 when a survivor is untriaged, 2 on a
-        set-up error (unknown module, or an unmutated host that is not conformant).
+        set-up error (unknown module, a refused worker URL, a worker that does not answer or
+        holds another tree, or an unmutated host that is not conformant). ``workers`` returns
+        0 once stopped by a signal.
     """
     args_list = list(sys.argv[1:] if argv is None else argv)
     if not args_list or args_list[0].startswith("-"):
@@ -1102,6 +1186,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "render-triage":
         args.out.write_text(render_triage(load_triage()), "utf-8")
         return 0
+    if args.command in ("workers", "judge", "fingerprint"):
+        from conformance import mutation_workers
+
+        if args.command == "workers":
+            return mutation_workers.serve(Path.cwd(), args.count, args.base_port, args.host)
+        if args.command == "judge":
+            return mutation_workers.judge(Path.cwd(), args.timeout)
+        return mutation_workers.fingerprint_command(Path.cwd())
     return _run(args)
 
 
