@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Any, Final
 
+from _pytest.outcomes import Failed
+
 from conformance.hosts import HostSelectionError
 from conformance.inert import escape_controls
 
@@ -34,9 +36,14 @@ PRINTED_LIMIT_BYTES: Final = 8 * 1024 * 1024
 #: Seconds the host has to exit after ``shutdown`` before it is killed.
 SHUTDOWN_GRACE_SECONDS: Final = 5.0
 
-#: Checks in a row that may end with the host hung before the host is abandoned for the run, so
-#: a host that hangs on everything costs three timeouts, not one per check.
-MAX_CONSECUTIVE_HANGS: Final = 3
+#: Checks in a row that may end with the host failed (it could not be started again, crashed,
+#: hung or wrote garbage) before the host is abandoned for the run (decisions S1.10: "after three
+#: consecutive failures to start or to answer"), so a host that fails on everything costs three
+#: failures, not one per check.
+MAX_CONSECUTIVE_FAILURES: Final = 3
+
+#: The same bound under its earlier name, from when only hangs were counted.
+MAX_CONSECUTIVE_HANGS: Final = MAX_CONSECUTIVE_FAILURES
 
 #: Default seconds for the handshake and for each request (``--host-start-timeout``,
 #: ``--host-timeout``).
@@ -66,6 +73,18 @@ class HostCrashedError(HostError):
 
 class HostHungError(HostError):
     """The adapter did not answer a request within its timeout."""
+
+
+class HostAbandonedError(HostError, Failed):
+    """The host failed too many checks in a row and is not started again for this run.
+
+    Every later check ends as errored at once with this error, which names the last cause. It
+    is also a pytest failure without a traceback (``pytrace`` false), so that ending each of a
+    run's remaining checks costs no traceback rendering: the check's report is its message.
+    """
+
+    def __init__(self, message: str) -> None:
+        Failed.__init__(self, message, pytrace=False)
 
 
 class ProtocolViolationError(HostError):

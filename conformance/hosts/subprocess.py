@@ -9,7 +9,9 @@ adapter again after it failed. The work below it is split in three: process supe
 line framing (:mod:`conformance.hosts._framing`: bounded lines, reading stops at the adapter's
 exit) and the protocol mapping (:mod:`conformance.hosts._connection`, with the version, errors
 and schemas in :mod:`conformance.hosts._protocol`). A host that crashes, hangs or writes garbage
-makes the running check end with a :class:`HostError` naming the cause; a version mismatch, or
+makes the running check end with a :class:`HostError` naming the cause, and after
+:data:`MAX_CONSECUTIVE_FAILURES` such checks in a row it is abandoned: every later check ends at
+once with a :class:`HostAbandonedError`, and it is never started again. A version mismatch, or
 an adapter that cannot be started at all, is a :class:`HarnessError` for the whole run. It must
 never let a hang block the run, never leave a process or a pipe behind, and never put a
 configured secret value into an error message: text quoted from the host is redacted first.
@@ -39,6 +41,7 @@ from conformance.hosts._protocol import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_START_TIMEOUT,
     LINE_EXCERPT_CHARS,
+    MAX_CONSECUTIVE_FAILURES,
     MAX_CONSECUTIVE_HANGS,
     PRINTED_LIMIT_BYTES,
     PROTOCOL_VERSION,
@@ -46,6 +49,7 @@ from conformance.hosts._protocol import (
     STDERR_TAIL_CHARS,
     SUITE,
     HarnessError,
+    HostAbandonedError,
     HostCrashedError,
     HostError,
     HostHungError,
@@ -69,12 +73,14 @@ __all__ = [
     "DEFAULT_MAX_LINE",
     "DEFAULT_START_TIMEOUT",
     "LINE_EXCERPT_CHARS",
+    "MAX_CONSECUTIVE_FAILURES",
     "MAX_CONSECUTIVE_HANGS",
     "PRINTED_LIMIT_BYTES",
     "PROTOCOL_VERSION",
     "SHUTDOWN_GRACE_SECONDS",
     "STDERR_TAIL_CHARS",
     "HarnessError",
+    "HostAbandonedError",
     "HostCrashedError",
     "HostError",
     "HostHungError",
@@ -157,7 +163,15 @@ class SubprocessHost:
         self._config = HostConfig()
         self._operators: dict[int, OperatorScript | None] = {}
         self._operators_lock = threading.Lock()
-        self._hangs = 0
+        #: Checks in a row that ended with the host failed, and the last one's cause.
+        self._failed_checks = 0
+        self._last_cause = ""
+        #: Whether a check is running (a reset was made), and a failure it met that the
+        #: connection does not hold (the adapter could not be started again).
+        self._in_check = False
+        self._check_failure: HostError | None = None
+        #: Why the host was abandoned, once it is.
+        self._abandoned: str | None = None
         self.restarts = 0
         self._connection: Connection | None = None
         try:
@@ -240,6 +254,7 @@ class SubprocessHost:
 
     def _live(self) -> Connection:
         """Return the running connection, or raise the failure the check met."""
+        self._raise_abandoned()
         if self._connection is None:
             raise HostError("the host is closed")
         self._connection._raise_failure()
@@ -301,32 +316,80 @@ class SubprocessHost:
 
         Raises:
             HostError: The host failed to restart or to configure.
+            HostAbandonedError: The host failed :data:`MAX_CONSECUTIVE_FAILURES` checks in a
+                row before this one; it is not started again.
         """
-        if self._hangs >= MAX_CONSECUTIVE_HANGS:
-            raise HostHungError(
-                f"the host was abandoned for this run after {self._hangs} checks in a row "
-                "found it hung"
-            )
+        self._tally()
+        self._raise_abandoned()
         self._config = config
+        self._in_check = True
         connection = self._connection
         if connection is None or connection.failure is not None:
-            connection = self._restart()
+            try:
+                connection = self._restart()
+            except HostError as error:
+                self._check_failure = error
+                raise
+            except HarnessError as error:
+                # Mid-run, a host that cannot be started again fails the check, not the run.
+                self._check_failure = HostCrashedError(
+                    f"the host could not be started again: {error}"
+                )
+                raise self._check_failure from error
         connection.mark_printed()
         with self._operators_lock:
             self._operators.clear()
         self._call(connection, "configure", config_to_wire(config), self.call_timeout)
 
+    def _tally(self) -> None:
+        """Count the check that just ended: one more host failure in a row, or none.
+
+        A check failed when the adapter could not be started again for it, or when its
+        connection ended failed (a crash, a hang, garbage); a check the host answered ends the
+        row. At :data:`MAX_CONSECUTIVE_FAILURES` the host is abandoned and its process ended.
+        """
+        if not self._in_check or self._abandoned is not None:
+            return
+        self._in_check = False
+        connection = self._connection
+        failure = self._check_failure or (None if connection is None else connection.failure)
+        self._check_failure = None
+        if failure is None:
+            self._failed_checks = 0
+            return
+        self._failed_checks += 1
+        self._last_cause = self._redact_runs(str(failure))
+        if self._failed_checks >= MAX_CONSECUTIVE_FAILURES:
+            self._abandoned = (
+                f"the host was abandoned for this run after {self._failed_checks} checks in a "
+                f"row failed to start it or to get an answer; the last: {self._last_cause}"
+            )
+            self.close()
+
+    def _raise_abandoned(self) -> None:
+        """Raise a fresh :class:`HostAbandonedError` once the host is abandoned.
+
+        Fresh each time: one error raised again in every later check would carry every
+        check's traceback, and reporting it would cost more with each check.
+        """
+        if self._abandoned is not None:
+            raise HostAbandonedError(self._abandoned)
+
+    def _redact_runs(self, text: str) -> str:
+        """Remove from ``text`` every value of the current configuration, and runs of one.
+
+        The cause of an abandonment is repeated in every later check's report, where that
+        check's own redaction knows only its own values.
+        """
+        from conformance.canary import Detector, guarded_values
+
+        detector = Detector(guarded_values(self._config.secrets))
+        return detector.redact(text) if detector else text
+
     def _call(
         self, connection: Connection, method: str, params: Mapping[str, Any], timeout: float
     ) -> Mapping[str, Any]:
-        try:
-            result = connection.request(method, params, timeout)
-        except HostHungError:
-            self._hangs += 1
-            raise
-        if method != "configure":
-            self._hangs = 0
-        return result
+        return connection.request(method, params, timeout)
 
     def _invoke_timeout(self) -> float:
         # The approval timeout is added only when a prompt is left unanswered (see _prompt).
@@ -348,12 +411,7 @@ class SubprocessHost:
         return connection, waiter
 
     def _settle(self, connection: Connection, waiter: Waiter, limit: float | None) -> CallResult:
-        try:
-            result = connection.finish(waiter, limit)
-        except HostHungError:
-            self._hangs += 1
-            raise
-        self._hangs = 0
+        result = connection.finish(waiter, limit)
         shape = {"disposition": str, "text": str, "isError": bool}
         wrong = [key for key, kind in shape.items() if not isinstance(result.get(key), kind)]
         if wrong:

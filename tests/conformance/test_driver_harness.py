@@ -18,6 +18,7 @@ from conformance.hosts.subprocess import (
     LINE_EXCERPT_CHARS,
     MAX_CONSECUTIVE_HANGS,
     HarnessError,
+    HostAbandonedError,
     HostCrashedError,
     HostHungError,
     ProtocolViolationError,
@@ -66,7 +67,7 @@ def test_hung_host_is_abandoned_after_consecutive_hangs() -> None:
             with pytest.raises(HostHungError):
                 host.invoke("recorder", "{}")
         started = time.monotonic()
-        with pytest.raises(HostHungError, match="abandoned"):
+        with pytest.raises(HostAbandonedError, match="abandoned"):
             host.reset(CONFIG)
         assert time.monotonic() - started < 1.0
     finally:
