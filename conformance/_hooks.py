@@ -28,6 +28,7 @@ from conformance.canary import (
     Detector,
     Guarded,
     issued_canaries,
+    issued_count,
     surfaces_judged_by,
 )
 from conformance.hosts.subprocess import HostError
@@ -69,7 +70,7 @@ class State:
     report: dict[str, Any] | None = None
     stopped: str | None = None
     """Why the run ended before its last check, if it did (decisions S1.7)."""
-    first_canary: int = field(default_factory=lambda: len(issued_canaries()))
+    first_canary: int = field(default_factory=issued_count)
 
 
 STATE_KEY: Final = pytest.StashKey[State]()
@@ -78,6 +79,8 @@ RECORD_KEY: Final = pytest.StashKey[CheckRecord]()
 HOST_KEY: Final = pytest.StashKey[RecordingHost]()
 #: How many canaries had been minted when a check started: its own come after.
 FIRST_CANARY_KEY: Final = pytest.StashKey[int]()
+#: A check's detector and the canary count it was built at (:meth:`ConformanceHooks._detector`).
+DETECTOR_KEY: Final = pytest.StashKey[tuple[int, Detector]]()
 
 
 def cited(item: pytest.Item) -> tuple[str, ...]:
@@ -244,7 +247,7 @@ class ConformanceHooks:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         """Note where this check's canaries begin."""
-        item.stash[FIRST_CANARY_KEY] = len(issued_canaries())
+        item.stash[FIRST_CANARY_KEY] = issued_count()
 
     @pytest.hookimpl(wrapper=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> Generator[None, object, object]:
@@ -439,21 +442,31 @@ class ConformanceHooks:
 
     def _run_canaries(self) -> tuple[Canary, ...]:
         """Return the canaries minted since this session began: all a report of it can hold."""
-        return issued_canaries()[self.state.first_canary :]
+        return issued_canaries(self.state.first_canary)
 
     @staticmethod
     def _detector(item: pytest.Item) -> Detector:
-        """Return a detector for the canaries minted since ``item`` started."""
+        """Return a detector for the canaries minted since ``item`` started.
+
+        One detector serves every phase of a check until another canary is minted: building
+        one indexes every window of every form, and a check's three reports would build three.
+        """
         first = item.stash.get(FIRST_CANARY_KEY, 0)
-        return Detector(
-            [Guarded(canary.label, canary.value) for canary in issued_canaries()[first:]]
+        count = issued_count()
+        kept = item.stash.get(DETECTOR_KEY, None)
+        if kept is not None and kept[0] == count:
+            return kept[1]
+        detector = Detector(
+            [Guarded(canary.label, canary.value) for canary in issued_canaries(first)]
         )
+        item.stash[DETECTOR_KEY] = (count, detector)
+        return detector
 
     def _redact(self, item: pytest.Item, text: str) -> str:
         return self._detector(item).redact(text) if text else text
 
     def _scrub_report(self, item: pytest.Item, report: pytest.TestReport) -> None:
-        if report.longrepr is None and not report.sections:
+        if report.longrepr is None and not any(content for _key, content in report.sections):
             return
         detector = self._detector(item)
         longrepr = report.longrepr

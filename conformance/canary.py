@@ -173,9 +173,15 @@ class Mint:
 _ISSUED: list[Canary] = []
 
 
-def issued_canaries() -> tuple[Canary, ...]:
-    """Return every canary minted in this process so far, by any mint."""
-    return tuple(_ISSUED)
+def issued_canaries(since: int = 0) -> tuple[Canary, ...]:
+    """Return every canary minted in this process so far, by any mint, from number ``since``
+    on (a run or a check asks for its own, without copying every earlier one)."""
+    return tuple(_ISSUED[since:])
+
+
+def issued_count() -> int:
+    """Return how many canaries this process has minted: where the next one's number starts."""
+    return len(_ISSUED)
 
 
 def adopt_canaries(minted: Iterable[tuple[str, str, str]]) -> tuple[Canary, ...]:
@@ -317,9 +323,10 @@ def _hardening_forms(value: str) -> dict[str, str]:
     return found
 
 
-#: How many values' forms are kept: a run mints a few thousand canaries, each swept and redacted
-#: by many detectors, and the forms of one value never change.
-FORMS_CACHE: Final = 8192
+#: How many values' forms are kept: a whole run mints about 17,500 canaries, each swept and
+#: redacted by many detectors, and the forms of one value never change. A cache smaller than a
+#: run recomputed most forms several times over (about a tenth of a run's time).
+FORMS_CACHE: Final = 1 << 16
 
 
 @functools.lru_cache(maxsize=FORMS_CACHE)
@@ -522,6 +529,27 @@ def strings(node: object, path: str) -> Iterator[tuple[str, str]]:
 MIN_REDACTED_RUN: Final = 8
 
 
+def _window_index(forms: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """Return every :data:`MIN_REDACTED_RUN`-character window of every form, mapped to the
+    label of the first form (in the order given) that has it."""
+    index: dict[str, str] = {}
+    width = MIN_REDACTED_RUN
+    # Built back to front with plain assignment, so the first form's label is the one kept, as
+    # setdefault front to back would keep it, at a fraction of the cost.
+    for label, form in reversed(forms):
+        windows = [form[start : start + width] for start in range(len(form) - width, -1, -1)]
+        index.update(dict.fromkeys(windows, label))
+    return index
+
+
+@functools.lru_cache(maxsize=1)
+def run_window_index(guarded: tuple[Guarded, ...]) -> Mapping[str, str]:
+    """Return :meth:`Detector.run_index` for ``guarded``, the last one kept: a run's reports
+    (JSON, Markdown, the terminal) each redact with the index of the same canaries, which takes
+    seconds to build for a whole run and holds millions of windows, so only one is kept."""
+    return Detector(guarded).run_index()
+
+
 def redact_runs(text: str, index: Mapping[str, str]) -> str:
     """Replace every run of text covered by a window of ``index`` with that window's label.
 
@@ -616,13 +644,14 @@ class Detector:
     def run_index(self) -> Mapping[str, str]:
         """Return every window of :data:`MIN_REDACTED_RUN` characters of every form, by label."""
         if self._runs is None:
-            index: dict[str, str] = {}
-            for table in (self._forms, self._hardening):
-                for item, forms in table:
-                    for form in forms.values():
-                        for start in range(len(form) - MIN_REDACTED_RUN + 1):
-                            index.setdefault(form[start : start + MIN_REDACTED_RUN], item.label)
-            self._runs = index
+            self._runs = _window_index(
+                tuple(
+                    (item.label, form)
+                    for table in (self._forms, self._hardening)
+                    for item, forms in table
+                    for form in forms.values()
+                )
+            )
         return self._runs
 
     def _leaks(

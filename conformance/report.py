@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from conformance import __version__
-from conformance.canary import Canary, Detector, Guarded, issued_canaries, redact_runs
+from conformance.canary import Canary, Guarded, issued_canaries, redact_runs, run_window_index
 from conformance.expectations import requirement_outcome
 from conformance.expectations import summary as expectations_summary
 from conformance.inert import escape_controls, map_strings, markdown_code, markdown_text
@@ -521,7 +521,7 @@ def redacted(report: Mapping[str, Any], canaries: Sequence[Canary] | None = None
         return dict(report)
     # Every run of a value's forms is a window of the index, whole forms included, so one
     # linear pass per string is enough.
-    index = Detector([Guarded(canary.label, canary.value) for canary in canaries]).run_index()
+    index = run_window_index(tuple(Guarded(canary.label, canary.value) for canary in canaries))
     changed: dict[str, Any] = map_strings(dict(report), lambda text: redact_runs(text, index))
     return changed
 
