@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from conformance import vectors
+
 #: Where the generated corpus and the page with its matrix live, relative to the repository.
 _PACKAGE: Final = Path(__file__).resolve().parent
 OUTPUT: Final = _PACKAGE / "vectors" / "generated.json"
@@ -1061,6 +1063,11 @@ def render_doc(page: str, vector_ids: Sequence[str]) -> str:
     return page[:begin] + render_matrix(vector_ids) + page[end + len(MATRIX_END) :]
 
 
+def _stamp() -> str:
+    """The digests of the corpus as validated in full, the generated file read from OUTPUT."""
+    return vectors.validated_stamp(_PACKAGE / "vectors", {vectors.GENERATED_FILE: OUTPUT})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m conformance.vectorgen [--check]``: write, or check, the corpus and matrix.
 
@@ -1085,12 +1092,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     outputs: list[tuple[Path, str]] = [(OUTPUT, text), (DOC, doc)]
     stale = [path for path, want in outputs if not path.exists() or path.read_text("utf-8") != want]
     if options.check:
+        stamp = OUTPUT.parent / vectors.VALIDATED_FILE
+        if not stale and (not stamp.exists() or stamp.read_text("utf-8") != _stamp()):
+            stale.append(stamp)
         for path in stale:
             print(f"{path.name} is stale: run {REGENERATE}")
         return 1 if stale else 0
     for path, want in outputs:
         path.write_text(want, encoding="utf-8")
-    print(f"wrote {len(ids)} vectors to {OUTPUT.name} and the matrix to {DOC.name}")
+    # Every file is validated in full here, so that a run can trust these bytes.
+    (OUTPUT.parent / vectors.VALIDATED_FILE).write_text(_stamp(), encoding="utf-8")
+    print(
+        f"wrote {len(ids)} vectors to {OUTPUT.name}, the matrix to {DOC.name} and the "
+        f"digests validated to {vectors.VALIDATED_FILE}"
+    )
     return 0
 
 

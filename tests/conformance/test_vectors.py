@@ -17,6 +17,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Sequence
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -122,6 +123,38 @@ def test_digest_covers_every_file_in_name_order() -> None:
         digest.update(resources.files("conformance").joinpath("vectors", name).read_bytes())
     assert vectors.vectors_digest() == digest.hexdigest()
     assert re.fullmatch("[0-9a-f]{64}", vectors.vectors_digest())
+
+
+def test_the_validated_digests_are_those_of_the_packaged_files() -> None:
+    """validated.json records each packaged file's current bytes, and only after validating
+    them in full: a file edited without regenerating is validated again at every load."""
+    directory = Path(str(resources.files("conformance").joinpath("vectors")))
+    stamp = (directory / vectors.VALIDATED_FILE).read_text("utf-8")
+    assert stamp == vectors.validated_stamp(directory), "run python -m conformance.vectorgen"
+
+
+def test_bytes_not_validated_before_are_validated_in_full(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A vector file whose digest is not the one recorded goes through the schema again, and
+    one whose digest matches does not."""
+    seen: list[bool] = []
+
+    def check(document: Any, name: str, kind: str, schema: bool = True) -> None:
+        seen.append(schema)
+
+    def load() -> None:
+        vectors._document.cache_clear()
+        try:
+            vectors._document(vectors.SCRUB_FILE, "scrub")
+        finally:
+            vectors._document.cache_clear()
+
+    monkeypatch.setattr(vectors, "_check_document", check)
+    load()
+    monkeypatch.setattr(vectors, "_validated", lambda: {vectors.SCRUB_FILE: "0" * 64})
+    load()
+    assert seen == [False, True]
 
 
 def test_a_broken_file_is_refused() -> None:
