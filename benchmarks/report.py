@@ -24,6 +24,7 @@ from typing import Final
 
 from benchmarks import workloads
 from benchmarks.memory import scrub_peak_memory
+from benchmarks.overhead import FIRST_CHECK_TARGET, RUN_OVERHEAD_TARGET, RunCost, measure_run
 
 #: Where the JSON goes unless ``--json`` says otherwise; pytest-benchmark's own storage also
 #: keeps every run under ``.benchmarks/`` for ``--benchmark-compare``.
@@ -195,6 +196,27 @@ def _memory_row() -> Row:
     )
 
 
+def run_rows(cost: RunCost) -> list[Row]:
+    """Return the rows of one whole in-process suite run: its wall time over its check bodies'
+    own time, and the seconds from launch to the first check, each with its absolute figures."""
+    finished = cost.status == 0 and cost.checks > 0
+    return [
+        Row(
+            f"whole in-process run / its {cost.checks} check bodies",
+            f"{cost.wall:.1f} s / {cost.bodies:.1f} s",
+            ratio=f"{cost.ratio:.2f}",
+            target=f"<= {RUN_OVERHEAD_TARGET:g}",
+            met=finished and cost.ratio <= RUN_OVERHEAD_TARGET,
+        ),
+        Row(
+            "launch to the first check's body",
+            f"{cost.first_check:.2f} s",
+            target=f"<= {FIRST_CHECK_TARGET:g} s",
+            met=finished and cost.first_check <= FIRST_CHECK_TARGET,
+        ),
+    ]
+
+
 def render(rows: Sequence[Row]) -> str:
     """Return the rows as an aligned text table."""
     header = Row("measurement", "median", "design (JVM)", "ratio", "target")
@@ -257,7 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.json.exists():
             return status or 1
 
-    rows = [*build_rows(load(source)), _memory_row()]
+    rows = [*build_rows(load(source)), _memory_row(), *run_rows(measure_run())]
     print()
     print("Figures: pytest-benchmark medians. Ratios: medians of interleaved rounds, one run.")
     print(render(rows))

@@ -100,3 +100,30 @@ def test_work_is_linear(
     growth = _growth(function, make(15_000), make(150_000))
     cost_figures(f"{step} t(10n)/t(n), {make.__name__}", f"{growth:.1f}")
     assert growth < SCALING_BOUND
+
+
+def test_run_rows_judge_the_ratio_and_the_first_check() -> None:
+    """The run-overhead rows are met only by a finished run inside both targets, and show the
+    absolute seconds beside the ratio."""
+    from benchmarks.overhead import RunCost
+    from benchmarks.report import run_rows
+
+    good = run_rows(RunCost(wall=30.0, bodies=15.0, first_check=1.5, checks=9, status=0))
+    assert [row.met for row in good] == [True, True]
+    assert good[0].figure == "30.0 s / 15.0 s"
+    assert good[0].ratio == "2.00"
+    slow = run_rows(RunCost(wall=50.0, bodies=15.0, first_check=3.5, checks=9, status=0))
+    assert [row.met for row in slow] == [False, False]
+    failed = run_rows(RunCost(wall=30.0, bodies=15.0, first_check=1.5, checks=9, status=1))
+    assert [row.met for row in failed] == [False, False]
+
+
+def test_a_run_is_timed_from_launch_to_its_first_check() -> None:
+    """The probe times a real launch: checks ran, their bodies took time, and the first began
+    after launch and (a loose bound) well within half a minute."""
+    from benchmarks.overhead import measure_run
+
+    cost = measure_run(("-k", "test_single_refusal"))
+    assert cost.checks > 0
+    assert cost.bodies > 0
+    assert 0 < cost.first_check < 30
