@@ -136,6 +136,12 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(_xdist.XdistBridge(config), _xdist.PLUGIN_NAME)
     targets = _stop.targets_of(config.getoption("secref_stop_when_decided", None))
     if targets is not None and not config.pluginmanager.has_plugin(_STOP_NAME):
+        if parallel:
+            # Each worker would stop on what it alone saw, and the controller decides nothing.
+            raise pytest.UsageError(
+                "--stop-when-decided cannot be combined with --workers: a decision needs every "
+                "check's outcome in one process"
+            )
         if config.getoption("secref_expectations", None):
             # A listed failure is forgiven only when the run ends: a stop at it would be early.
             raise pytest.UsageError(
