@@ -89,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         default=None,
         metavar="SECONDS",
-        help="seconds a driver-protocol host has to answer the handshake (default 10)",
+        help="seconds a driver-protocol host has to answer the handshake (default 8)",
     )
     parser.add_argument(
         "--host-max-line",

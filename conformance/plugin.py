@@ -20,6 +20,7 @@ from conformance.canary import Mint
 from conformance.host import HostUnderTest
 from conformance.hosts import HostSelectionError, build_host, describe
 from conformance.hosts._framing import DEFAULT_MAX_LINE
+from conformance.hosts._protocol import DEFAULT_START_TIMEOUT
 from conformance.outcomes import not_applicable
 from conformance.scenario import REFERENCE_CAPABILITY, RecordingHost
 
@@ -95,9 +96,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--host-start-timeout",
         dest="secref_host_start_timeout",
         type=float,
-        default=10.0,
+        default=DEFAULT_START_TIMEOUT,
         metavar="SECONDS",
-        help="seconds a driver-protocol host has to answer the handshake (default 10)",
+        help="seconds a driver-protocol host has to answer the handshake (default 8)",
     )
     group.addoption(
         "--host-max-line",

@@ -20,7 +20,7 @@ from typing import Final
 
 import pytest
 
-from conformance import smoke
+from conformance import cli, smoke
 from conformance.canary import Detector, Guarded, issued_canaries
 from conformance.host import HandlerKind, HostConfig, ToolSpec
 from conformance.hosts.subprocess import (
@@ -181,3 +181,12 @@ def test_host_that_cannot_be_started_again_is_abandoned(tmp_path: Path) -> None:
     finally:
         host.close()
     assert starts.read_text(encoding="utf-8").count("\n") == MAX_CONSECUTIVE_FAILURES
+
+
+def test_an_adapter_that_never_answers_is_given_up_in_under_ten_seconds() -> None:
+    """The default handshake bound leaves a silent adapter's run, start-up included, under the
+    ten seconds a broken adapter may cost; the bound is what the help text says."""
+    from conformance.hosts._protocol import DEFAULT_START_TIMEOUT
+
+    assert DEFAULT_START_TIMEOUT <= 8.0
+    assert f"(default {DEFAULT_START_TIMEOUT:g})" in cli._parser().format_help()
