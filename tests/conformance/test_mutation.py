@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import mutation
+from conformance.selftest import mutation
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = mutation.load_sample()
@@ -91,7 +91,7 @@ def test_triage_page_is_current() -> None:
     """docs/mutation-triage.md is what render-triage makes of the triage file."""
     page = (REPO / mutation.DEFAULT_TRIAGE_MD).read_text("utf-8")
     assert page == mutation.render_triage(TRIAGE), (
-        "run `python -m conformance.mutation render-triage`"
+        "run `python -m conformance.selftest.mutation render-triage`"
     )
 
 

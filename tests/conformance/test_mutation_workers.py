@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conformance import mutation, mutation_workers
+from conformance.selftest import mutation, mutation_workers
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -31,7 +31,7 @@ def test_worker_urls_become_the_http_distributor_config(tmp_path: Path) -> None:
     assert config.distributor_name == "http"
     assert config.distributor_config["worker-urls"] == urls
     assert config["module-path"] == ["reference_impl/_cap.py", "reference_impl/_scan.py"]
-    assert config.test_command == "python -m conformance.mutation judge --timeout 90"
+    assert config.test_command == "python -m conformance.selftest.mutation judge --timeout 90"
     assert config.timeout == 90.0 + mutation_workers.BACKSTOP
 
 

@@ -1,6 +1,6 @@
 """Mutation runs spread over cosmic-ray http workers, each working in its own copy of the tree.
 
-This module owns what ``python -m conformance.mutation`` needs to run mutants on workers
+This module owns what ``python -m conformance.selftest.mutation`` needs to run mutants on workers
 rather than one at a time here: it checks the worker URLs it is given, writes the cosmic-ray
 configuration that names them, asks every worker before the run whether it holds the same tree
 (``fingerprint``), hands the drawn mutants to cosmic-ray's ``http`` distributor, and turns each
@@ -34,7 +34,14 @@ from pathlib import Path
 from typing import Any, Final, TextIO
 from urllib.parse import urlsplit
 
-from conformance.mutation import Mutant, Outcome, Scratch, check_imports, make_scratch, run_suite
+from conformance.selftest.mutation import (
+    Mutant,
+    Outcome,
+    Scratch,
+    check_imports,
+    make_scratch,
+    run_suite,
+)
 
 #: The line a worker's test command prints for the run to read, followed by JSON.
 MARK: Final = "secref-mutation: "
@@ -184,12 +191,12 @@ def judge_command(timeout: float) -> str:
     Returns:
         The command line (cosmic-ray splits it with ``shlex``).
     """
-    return f"python -m conformance.mutation judge --timeout {timeout:g}"
+    return f"python -m conformance.selftest.mutation judge --timeout {timeout:g}"
 
 
 def fingerprint_test_command() -> str:
     """The command a worker runs, with no mutant in place, to describe its tree."""
-    return "python -m conformance.mutation fingerprint"
+    return "python -m conformance.selftest.mutation fingerprint"
 
 
 def write_config(path: Path, modules: Sequence[str], urls: Sequence[str], timeout: float) -> Path:

@@ -1,13 +1,14 @@
 """Mutation testing of the reference host, with the conformance suite alone as the judge.
 
-This module owns ``python -m conformance.mutation`` (``tox -e mutation``): it copies the
+This module owns ``python -m conformance.selftest.mutation`` (``tox -e mutation``): it copies the
 reference host to a scratch directory, lets cosmic-ray generate mutants of the host's core
 modules there, drops the mutants that only touch annotations, docstrings or logging, draws a
 seeded sample per module, runs ``secref-conformance -- -x`` (in-process host, one process per
 mutant, with a per-mutant timeout) against each, and writes a per-module table of generated,
 killed, survived, timed-out and equivalent mutants with the kill rate, as Markdown and JSON.
 It also renders the checked-in triage file and picks the fixed CI sample; given worker URLs,
-it hands the drawn mutants to cosmic-ray http workers instead (``conformance.mutation_workers``).
+it hands the drawn mutants to cosmic-ray http workers instead
+(:mod:`conformance.selftest.mutation_workers`).
 It never mutates the working tree (only the scratch copy, or a worker's own copy), never runs
 two mutants at once in one copy, and never prints a value: the suite's own output is stored,
 not echoed.
@@ -273,7 +274,7 @@ def load_triage(path: Path | None = None) -> list[TriageEntry]:
         ValueError: an entry lacks a field, has an unknown verdict or an empty reason.
     """
     if path is None:
-        text = resources.files("conformance").joinpath(TRIAGE_FILE).read_text("utf-8")
+        text = resources.files("conformance.selftest").joinpath(TRIAGE_FILE).read_text("utf-8")
     else:
         text = path.read_text("utf-8")
     data = yaml.safe_load(text) or {}
@@ -304,7 +305,7 @@ def load_sample() -> list[dict[str, Any]]:
     Returns:
         Entries with ``module``, ``operator``, ``line``, ``before`` and ``after``.
     """
-    text = resources.files("conformance").joinpath(SAMPLE_FILE).read_text("utf-8")
+    text = resources.files("conformance.selftest").joinpath(SAMPLE_FILE).read_text("utf-8")
     entries: list[dict[str, Any]] = json.loads(text)["mutants"]
     return entries
 
@@ -904,8 +905,8 @@ def render_triage(triage: Sequence[TriageEntry]) -> str:
     out = [
         "# Mutation survivors, triaged",
         "",
-        "Generated from `conformance/mutation_triage.yaml` by "
-        "`python -m conformance.mutation render-triage`; edit the YAML, not this page. "
+        "Generated from `conformance/selftest/mutation_triage.yaml` by "
+        "`python -m conformance.selftest.mutation render-triage`; edit the YAML, not this page. "
         "How to triage: [mutation.md](mutation.md).",
         "",
     ]
@@ -933,7 +934,7 @@ def render_triage(triage: Sequence[TriageEntry]) -> str:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m conformance.mutation",
+        prog="python -m conformance.selftest.mutation",
         description="Mutation testing of the reference host's core modules, judged by the "
         "conformance suite alone.",
     )
@@ -983,7 +984,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from conformance import mutation_workers
+    from conformance.selftest import mutation_workers
 
     modules = [m.strip() for m in args.modules.split(",") if m.strip()]
     unknown = sorted(set(modules) - set(CORE_MODULES))
@@ -1000,7 +1001,7 @@ def _run(args: argparse.Namespace) -> int:
     triage = load_triage(args.triage)
     root = Path.cwd()
     started = time.monotonic()
-    command = "python -m conformance.mutation run " + " ".join(
+    command = "python -m conformance.selftest.mutation run " + " ".join(
         f"--{k.replace('_', '-')} {v}"
         for k, v in (("per_module", args.per_module), ("seed", args.seed))
     )
@@ -1124,8 +1125,8 @@ def _sample(args: argparse.Namespace) -> int:
     payload = {
         "about": "Mutants the conformance suite kills, run in CI by "
         "tests/conformance/test_mutation.py::test_sampled_mutant_is_killed. Refresh with "
-        "`python -m conformance.mutation run --per-module 10` then "
-        "`python -m conformance.mutation sample` (docs/mutation.md).",
+        "`python -m conformance.selftest.mutation run --per-module 10` then "
+        "`python -m conformance.selftest.mutation sample` (docs/mutation.md).",
         "mutants": [
             {k: r[k] for k in ("module", "operator", "line", "before", "after")} for r in picked
         ],
@@ -1164,7 +1165,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``python -m conformance.mutation``.
+    """Run ``python -m conformance.selftest.mutation``.
 
     Args:
         argv: the arguments; ``sys.argv[1:]`` when None. No subcommand means ``run``.
@@ -1187,7 +1188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.out.write_text(render_triage(load_triage()), "utf-8")
         return 0
     if args.command in ("workers", "judge", "fingerprint"):
-        from conformance import mutation_workers
+        from conformance.selftest import mutation_workers
 
         if args.command == "workers":
             return mutation_workers.serve(Path.cwd(), args.count, args.base_port, args.host)
