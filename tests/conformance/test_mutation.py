@@ -12,11 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from conformance.selftest import mutation
+from conformance.selftest import (
+    mutation,
+    mutation_draw,
+    mutation_judge,
+    mutation_report,
+    mutation_sample,
+)
 
 REPO = Path(__file__).resolve().parents[2]
-SAMPLE = mutation.load_sample()
-TRIAGE = mutation.load_triage()
+SAMPLE = mutation_sample.load_sample()
+TRIAGE = mutation_report.load_triage()
 
 #: Fewest mutants the CI sample may hold: the task sets about twenty.
 MIN_SAMPLE = 15
@@ -54,25 +60,28 @@ def _position(source: str, needle: str, line: int) -> tuple[tuple[int, int], tup
 )
 def test_filter_drops_annotations_docstrings_and_logging(needle: str, line: int) -> None:
     """A mutant inside an annotation, a docstring or a logging call is dropped."""
-    spans = mutation.ignored_spans(_SOURCE)
+    spans = mutation_draw.ignored_spans(_SOURCE)
     start, end = _position(_SOURCE, needle, line)
-    assert mutation.is_ignored(start, end, spans)
+    assert mutation_draw.is_ignored(start, end, spans)
 
 
 @pytest.mark.parametrize(("needle", "line"), [("x + 1", 11), ("3", 5), ("return", 11)])
 def test_filter_keeps_code(needle: str, line: int) -> None:
     """A mutant of code that runs, an annotated assignment's value included, is kept."""
-    spans = mutation.ignored_spans(_SOURCE)
+    spans = mutation_draw.ignored_spans(_SOURCE)
     start, end = _position(_SOURCE, needle, line)
-    assert not mutation.is_ignored(start, end, spans)
+    assert not mutation_draw.is_ignored(start, end, spans)
 
 
 def test_apply_line_mutation_finds_the_line_by_text() -> None:
     """A recorded mutant applies where its text is, nearest the recorded line, indent kept."""
     source = "a = 1\nif x:\n    a = 1\n"
-    assert mutation.apply_line_mutation(source, "a = 1", "a = 2", 3) == "a = 1\nif x:\n    a = 2\n"
+    assert (
+        mutation_sample.apply_line_mutation(source, "a = 1", "a = 2", 3)
+        == "a = 1\nif x:\n    a = 2\n"
+    )
     with pytest.raises(LookupError):
-        mutation.apply_line_mutation(source, "b = 1", "b = 2", 1)
+        mutation_sample.apply_line_mutation(source, "b = 1", "b = 2", 1)
 
 
 def test_triage_file_is_well_formed() -> None:
@@ -80,8 +89,8 @@ def test_triage_file_is_well_formed() -> None:
     keys = [entry.key for entry in TRIAGE]
     assert len(keys) == len(set(keys)), "a survivor is triaged twice"
     for entry in TRIAGE:
-        assert entry.module in mutation.CORE_MODULES
-        assert entry.verdict in mutation.VERDICTS
+        assert entry.module in mutation_draw.CORE_MODULES
+        assert entry.verdict in mutation_report.VERDICTS
         assert entry.before
         assert entry.after
         assert entry.reason
@@ -90,7 +99,7 @@ def test_triage_file_is_well_formed() -> None:
 def test_triage_page_is_current() -> None:
     """docs/mutation-triage.md is what render-triage makes of the triage file."""
     page = (REPO / mutation.DEFAULT_TRIAGE_MD).read_text("utf-8")
-    assert page == mutation.render_triage(TRIAGE), (
+    assert page == mutation_report.render_triage(TRIAGE), (
         "run `python -m conformance.selftest.mutation render-triage`"
     )
 
@@ -101,7 +110,7 @@ def test_sample_still_applies() -> None:
     for entry in SAMPLE:
         path = REPO / "reference_impl" / f"{entry['module']}.py"
         source = path.read_text("utf-8")
-        mutated = mutation.apply_line_mutation(
+        mutated = mutation_sample.apply_line_mutation(
             source, entry["before"], entry["after"], entry["line"]
         )
         assert mutated != source
@@ -115,34 +124,36 @@ def test_sample_still_applies() -> None:
 )
 def test_sampled_mutant_is_killed(entry: dict[str, object], tmp_path: Path) -> None:
     """The conformance suite alone finds the reference host with this mutant not conformant."""
-    scratch = mutation.make_scratch(REPO, tmp_path)
+    scratch = mutation_judge.make_scratch(REPO, tmp_path)
     path = scratch.root / "reference_impl" / f"{entry['module']}.py"
     source = path.read_text("utf-8")
     path.write_text(
-        mutation.apply_line_mutation(
+        mutation_sample.apply_line_mutation(
             source, str(entry["before"]), str(entry["after"]), int(str(entry["line"]))
         ),
         "utf-8",
     )
-    status, code, _ = mutation.run_suite(scratch, mutation.DEFAULT_TIMEOUT)
+    status, code, _ = mutation_judge.run_suite(scratch, mutation_judge.DEFAULT_TIMEOUT)
     assert (status, code) == ("killed", 1), f"the suite did not catch the mutant ({status})"
 
 
-def _mutant(n: int) -> mutation.Mutant:
-    return mutation.Mutant(str(n), "_scan", "core/NumberReplacer", n, n, f"x = {n}", f"x = {n + 1}")
+def _mutant(n: int) -> mutation_draw.Mutant:
+    return mutation_draw.Mutant(
+        str(n), "_scan", "core/NumberReplacer", n, n, f"x = {n}", f"x = {n + 1}"
+    )
 
 
 def test_tabulate_counts_reported_as_caught_and_sets_internal_only_aside() -> None:
     """A reported mutant is caught; internal-only survivors count only in the observable rate."""
     mutants = [_mutant(n) for n in range(6)]
     statuses = ["killed", "reported", "timeout", "survived", "survived", "survived"]
-    outcomes = [mutation.Outcome(m, s, 0) for m, s in zip(mutants, statuses, strict=True)]
+    outcomes = [mutation_judge.Outcome(m, s, 0) for m, s in zip(mutants, statuses, strict=True)]
     triage = [
-        mutation.TriageEntry(*mutants[3].key, verdict="equivalent", reason="r"),
-        mutation.TriageEntry(*mutants[4].key, verdict="internal-only", reason="r"),
+        mutation_report.TriageEntry(*mutants[3].key, verdict="equivalent", reason="r"),
+        mutation_report.TriageEntry(*mutants[4].key, verdict="internal-only", reason="r"),
     ]
-    generated = mutation.Generated({"_scan": 6}, {"_scan": 0}, {"_scan": 0}, {"_scan": []})
-    row = mutation.tabulate(generated, outcomes, triage)["modules"][0]
+    generated = mutation_draw.Generated({"_scan": 6}, {"_scan": 0}, {"_scan": 0}, {"_scan": []})
+    row = mutation_report.tabulate(generated, outcomes, triage)["modules"][0]
     assert (row["killed"], row["reported"], row["timeout"]) == (1, 1, 1)
     assert (row["survived"], row["equivalent"], row["internal"]) == (2, 1, 1)
     assert row["kill_rate"] == round(3 / 5, 4)
@@ -151,10 +162,10 @@ def test_tabulate_counts_reported_as_caught_and_sets_internal_only_aside() -> No
 
 def test_missed_reads_shortfalls_and_never_invents_one(tmp_path: Path) -> None:
     """missed() lists requirements not fully met, and nothing for a missing or broken report."""
-    scratch = mutation.Scratch(tmp_path)
-    assert mutation.missed(scratch) == []
+    scratch = mutation_judge.Scratch(tmp_path)
+    assert mutation_judge.missed(scratch) == []
     (tmp_path / "conformance.json").write_text("{not json", "utf-8")
-    assert mutation.missed(scratch) == []
+    assert mutation_judge.missed(scratch) == []
     rows = [
         {"id": "LEDG-007", "outcome": "non-strict"},
         {"id": "GRAM-001", "outcome": "pass"},
@@ -162,14 +173,14 @@ def test_missed_reads_shortfalls_and_never_invents_one(tmp_path: Path) -> None:
         {"id": "APPR-002", "outcome": "accepted-alternative"},
     ]
     (tmp_path / "conformance.json").write_text(json.dumps({"requirements": rows}), "utf-8")
-    assert mutation.missed(scratch) == ["LEDG-007", "LOG-001"]
+    assert mutation_judge.missed(scratch) == ["LEDG-007", "LOG-001"]
 
 
 def test_stratified_draw_takes_every_module_first() -> None:
     """The CI sample's draw holds every module that has kills before any module's second."""
     records = [{"module": m, "n": n} for m in ("_scan", "_ledger", "_cap") for n in range(5)]
     records += [{"module": "_scrub", "n": 0}]
-    drawn = mutation.stratified(records, 5, seed=3)
+    drawn = mutation_sample.stratified(records, 5, seed=3)
     assert {r["module"] for r in drawn[:4]} == {"_scan", "_ledger", "_cap", "_scrub"}
     assert len(drawn) == 5
-    assert drawn == mutation.stratified(records, 5, seed=3)
+    assert drawn == mutation_sample.stratified(records, 5, seed=3)

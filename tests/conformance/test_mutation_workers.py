@@ -13,7 +13,14 @@ from typing import Any
 
 import pytest
 
-from conformance.selftest import mutation, mutation_workers
+from conformance.selftest import (
+    mutation,
+    mutation_draw,
+    mutation_judge,
+    mutation_local_workers,
+    mutation_report,
+    mutation_workers,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -112,7 +119,7 @@ def test_a_workers_answer_reads_as_a_local_run_would_judge(
     fields: dict[str, Any], status: str, code: int | None
 ) -> None:
     """The judge's line decides; an answer without one, or for another mutant, is an error."""
-    mutant = mutation.Mutant("1", "_cap", "core/X", 0, 3, "a", "b")
+    mutant = mutation_draw.Mutant("1", "_cap", "core/X", 0, 3, "a", "b")
     outcome, _ = mutation_workers.read_result(_result(**fields), mutant, "d")
     assert (outcome.status, outcome.exit_code) == (status, code)
 
@@ -131,27 +138,32 @@ def _free_ports(count: int) -> list[int]:
 @pytest.mark.slow
 def test_two_local_workers_judge_as_a_local_run_does(tmp_path: Path) -> None:
     """Two mutants run on two local workers get the outcomes and the table a local run gives."""
-    scratch = mutation.make_scratch(REPO, tmp_path / "run")
-    generated = mutation.init_session(scratch.root, tmp_path / "m.sqlite", ["_cap"])
-    items = mutation.draw(generated.candidates, SLOW_SAMPLE, mutation.DEFAULT_SEED)["_cap"]
-    mutants = [mutation.describe(item) for item in items]
-    here = [outcome for outcome, _ in mutation.execute(scratch, mutants, mutation.DEFAULT_TIMEOUT)]
+    scratch = mutation_judge.make_scratch(REPO, tmp_path / "run")
+    generated = mutation_draw.init_session(scratch.root, tmp_path / "m.sqlite", ["_cap"])
+    items = mutation_draw.draw(generated.candidates, SLOW_SAMPLE, mutation_draw.DEFAULT_SEED)[
+        "_cap"
+    ]
+    mutants = [mutation_draw.describe(item) for item in items]
+    here = [
+        outcome
+        for outcome, _ in mutation_judge.execute(scratch, mutants, mutation_judge.DEFAULT_TIMEOUT)
+    ]
 
-    there: list[mutation.Outcome] = []
+    there: list[mutation_judge.Outcome] = []
     # The workers copy the run's copy, not the working tree, which may change meanwhile.
-    with mutation_workers.local_workers(scratch.root, _free_ports(2)) as workers:
+    with mutation_local_workers.local_workers(scratch.root, _free_ports(2)) as workers:
         urls = [w.url for w in workers]
         copies = [w.copy for w in workers]
         processes = [w.process for w in workers]
         assert mutation_workers.preflight(scratch, urls) is None
         config = mutation_workers.write_config(
-            tmp_path / "m.toml", ["_cap"], urls, mutation.DEFAULT_TIMEOUT
+            tmp_path / "m.toml", ["_cap"], urls, mutation_judge.DEFAULT_TIMEOUT
         )
         mutation_workers.dispatch(
             scratch, items, mutants, config, lambda outcome, _: there.append(outcome)
         )
 
-    def by_job(outcomes: list[mutation.Outcome]) -> dict[str, tuple[str, int | None]]:
+    def by_job(outcomes: list[mutation_judge.Outcome]) -> dict[str, tuple[str, int | None]]:
         return {o.mutant.job_id: (o.status, o.exit_code) for o in outcomes}
 
     assert len(here) == SLOW_SAMPLE
@@ -159,7 +171,9 @@ def test_two_local_workers_judge_as_a_local_run_does(tmp_path: Path) -> None:
     assert by_job(there) == by_job(here)
     order = {m.job_id: i for i, m in enumerate(mutants)}
     there.sort(key=lambda o: order[o.mutant.job_id])
-    triage = mutation.load_triage()
-    assert mutation.tabulate(generated, there, triage) == mutation.tabulate(generated, here, triage)
+    triage = mutation_report.load_triage()
+    assert mutation_report.tabulate(generated, there, triage) == mutation_report.tabulate(
+        generated, here, triage
+    )
     assert not any(copy.exists() for copy in copies)
     assert all(p is not None and p.poll() is not None for p in processes)

@@ -1,9 +1,10 @@
 """The self-test package's shape: small modules, and no way back to the console script.
 
-The mutant catalog and the self-test live in ``conformance/selftest``, one area of the catalog
-per module. These pin that every module there stays short enough to read whole, that the
-catalog lists each mutant once and in its order, and that the runner can be imported without
-:mod:`conformance.cli`, which imports it lazily: the two must never form an import cycle again.
+The mutant catalog, the self-test and mutation testing of the reference host live in
+``conformance/selftest``, one area of the catalog per module. These pin that every module there
+stays short enough to read whole, that the catalog lists each mutant once and in its order, and
+that the runner and the mutation runner can be imported without :mod:`conformance.cli`, which
+imports the runner lazily: the two must never form an import cycle again.
 """
 
 from __future__ import annotations
@@ -46,7 +47,14 @@ def test_catalog_holds_every_area_once_in_order() -> None:
 
 @pytest.mark.parametrize(
     "module",
-    ["conformance.selftest.runner", "conformance.selftest.strip", "conformance.selftest.hosts"],
+    [
+        "conformance.selftest.runner",
+        "conformance.selftest.strip",
+        "conformance.selftest.hosts",
+        "conformance.selftest.mutation",
+        "conformance.selftest.mutation_workers",
+        "conformance.selftest.mutation_local_workers",
+    ],
 )
 def test_selftest_does_not_import_the_console_script(module: str) -> None:
     """Importing the self-test in a fresh process leaves :mod:`conformance.cli` unimported."""

@@ -1,0 +1,313 @@
+"""Judging one mutant: the suite run against a scratch copy of the tree, and what it found.
+
+This module owns the judge of a mutation run: the scratch copy of ``reference_impl`` and
+``conformance`` a mutant is written into (``make_scratch``), the check that the suite judges
+that copy (``self_check``), the suite command run against each mutant (``suite_command``, the
+conformance suite alone with ``-x``), and the reading of its exit code and
+JSON report into killed, reported, survived or timed out (``run_suite``). It never mutates the
+working tree, never runs two mutants at once in one copy, never changes what counts as caught
+(a mutant is caught when the verdict is not conformant, or when a clean exit's report lists a
+requirement not fully met), and never prints a value: the suite's output is discarded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from conformance.selftest.mutation_draw import Mutant
+
+#: Seconds one mutant's suite run may take. An unmutated in-process run takes 10 to 20 s on a
+#: busy 2-core machine; six times that leaves room for load without letting a mutant that loops
+#: hold the run for long.
+DEFAULT_TIMEOUT: Final = 120.0
+
+#: The checks a mutation run leaves out: the bounded-work checks of invariant 7 time the host,
+#: and on a machine shared with other work their ratios can cross the bound by chance, which
+#: would count a mutant as killed by noise. cosmic-ray's operators change no loop's complexity
+#: class, so these checks would kill nothing real here.
+TIMING_CHECKS: Final = ("test_bounded_work", "test_scrubbing_is_linear")
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What the suite did with one mutant.
+
+    Attributes:
+        mutant: the mutant.
+        status: ``killed``, ``reported``, ``survived``, ``timeout`` or ``error`` (the mutant
+            could not run).
+        exit_code: the suite's exit code when it finished, else ``None``.
+    """
+
+    mutant: Mutant
+    status: str
+    exit_code: int | None
+
+
+def suite_command(scratch: Path) -> str:
+    """The command that judges one mutant: the conformance suite alone, stopping at a failure.
+
+    Args:
+        scratch: the scratch directory; reports go there, not to the working tree.
+
+    Returns:
+        A shell-quoted command line (cosmic-ray splits it with ``shlex``).
+    """
+    parts = [
+        sys.executable,
+        "-m",
+        "conformance.cli",
+        "--report-json",
+        str(scratch / "conformance.json"),
+        "--report-md",
+        str(scratch / "conformance.md"),
+        "--",
+        "-x",
+        "-q",
+        "-k",
+        " and ".join(f"not {name}" for name in TIMING_CHECKS),
+        "-p",
+        "no:cacheprovider",
+    ]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Scratch:
+    """A scratch copy of the reference host that mutants are written into.
+
+    Attributes:
+        root: the directory on ``PYTHONPATH`` that holds ``reference_impl`` and ``conformance``.
+    """
+
+    root: Path
+
+    def env(self) -> dict[str, str]:
+        """The environment a suite run needs so that it imports the scratch copy first."""
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(self.root), env.get("PYTHONPATH", "")])
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        return env
+
+
+#: Appended to a scratch copy for the run's self-check: every call then fails, so a suite that
+#: really judges the copy cannot pass.
+_SELF_CHECK: Final = "\n\nRegistry.invoke = None  # type: ignore[assignment]\n"
+
+
+def make_scratch(source_root: Path, into: Path) -> Scratch:
+    """Copy ``reference_impl`` and ``conformance`` into ``into``, so a suite run judges the copy.
+
+    The suite is copied too: pytest puts the directory holding the ``conformance`` package
+    first on ``sys.path`` when it collects the checks, so with the suite taken from the working
+    tree the host would be imported from there, unmutated. The copy also keeps the judge
+    fixed while the working tree changes.
+
+    Args:
+        source_root: the project's root, holding ``reference_impl`` and ``conformance``.
+        into: an empty directory.
+
+    Returns:
+        The scratch copy.
+
+    Raises:
+        RuntimeError: a child process would import either package from elsewhere.
+    """
+    for package in ("reference_impl", "conformance"):
+        shutil.copytree(
+            source_root / package,
+            into / package,
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+    scratch = Scratch(into)
+    check_imports(scratch)
+    return scratch
+
+
+def check_imports(scratch: Scratch) -> None:
+    """Check that a child process given ``scratch.env()`` imports both packages from the copy.
+
+    Args:
+        scratch: the scratch copy (or a worker's copy of the tree).
+
+    Raises:
+        RuntimeError: a child process would import either package from elsewhere.
+    """
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import conformance, reference_impl; "
+            "print(conformance.__file__); print(reference_impl.__file__)",
+        ],
+        env=scratch.env(),
+        cwd=scratch.root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    for line in probe.stdout.split():
+        if not Path(line).resolve().is_relative_to(scratch.root.resolve()):
+            raise RuntimeError("a suite run would not import the scratch copy")
+
+
+def self_check(scratch: Scratch, timeout: float) -> str | None:
+    """Check that the suite judges the scratch copy: unmutated it passes, broken it fails.
+
+    Args:
+        scratch: the scratch copy.
+        timeout: seconds per suite run.
+
+    Returns:
+        None when both hold, else what went wrong.
+    """
+    (scratch.root / "conformance.json").unlink(missing_ok=True)
+    status, code, seconds = run_suite(scratch, timeout)
+    if status != "survived":
+        shortfalls = ", ".join(missed(scratch))
+        detail = f"; not fully met: {shortfalls}" if shortfalls else ""
+        return f"the unmutated host does not pass cleanly ({status}, exit {code}{detail})"
+    print(f"unmutated host: conformant in {seconds:.0f} s", file=sys.stderr)
+    path = scratch.root / "reference_impl" / "_registry.py"
+    original = path.read_text("utf-8")
+    try:
+        path.write_text(original + _SELF_CHECK, "utf-8")
+        status, code, seconds = run_suite(scratch, timeout)
+    finally:
+        path.write_text(original, "utf-8")
+    if status == "survived":
+        return "a host whose every call fails passed: the suite does not judge the scratch copy"
+    print(f"broken host: caught in {seconds:.0f} s", file=sys.stderr)
+    return None
+
+
+#: Seconds between two looks at ``alive`` while a suite run started with one is going.
+_ALIVE_POLL: Final = 0.5
+
+
+def run_suite(
+    scratch: Scratch, timeout: float, alive: Callable[[], bool] | None = None
+) -> tuple[str, int | None, float]:
+    """Run the suite once against whatever the scratch copy holds.
+
+    Args:
+        scratch: the scratch copy.
+        timeout: seconds before the run's process group is killed.
+        alive: when given, asked every half second; once it says False the run's process group
+            is killed and the run ends as ``error`` (a worker whose server has gone).
+
+    Returns:
+        (status, exit code or None, seconds): status is ``killed`` (the run failed),
+        ``reported`` (it exited 0 but its report lists a requirement not fully met, such as a
+        SHOULD the mutant broke), ``survived``, ``timeout``, or ``error`` (``alive`` said no).
+    """
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        shlex.split(suite_command(scratch.root)),
+        env=scratch.env(),
+        cwd=scratch.root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = started + timeout
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            code = proc.wait(timeout=max(0.0, left if alive is None else min(left, _ALIVE_POLL)))
+            break
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                os.killpg(proc.pid, 9)
+                proc.wait()
+                return "timeout", None, time.monotonic() - started
+            if alive is not None and not alive():
+                os.killpg(proc.pid, 9)
+                proc.wait()
+                return "error", None, time.monotonic() - started
+    status = "killed" if code != 0 else ("reported" if missed(scratch) else "survived")
+    return status, code, time.monotonic() - started
+
+
+#: The requirement outcomes that say the host did not fully meet a requirement although the run
+#: exited 0: a SHOULD missed (non-strict), or a requirement a check could not judge.
+_SHORTFALLS: Final = frozenset({"non-strict", "fail", "error", "unchecked"})
+
+
+def missed(scratch: Scratch) -> list[str]:
+    """The requirements the last suite run in ``scratch`` reports as not fully met.
+
+    The unmutated host meets every requirement it is judged on (``self_check`` makes sure), so
+    any ID here is the mutant's doing: typically a SHOULD the mutant broke, which the report
+    lists as non-strict while the run still exits 0. A report that cannot be read counts as no
+    shortfall, so a mutant is never counted as caught by a missing file.
+
+    Args:
+        scratch: the scratch copy the suite wrote its JSON report into.
+
+    Returns:
+        The requirement IDs, in catalog order.
+    """
+    try:
+        report = json.loads((scratch.root / "conformance.json").read_text("utf-8"))
+        rows = report["requirements"]
+        return [row["id"] for row in rows if row.get("outcome") in _SHORTFALLS]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+
+
+def execute(
+    scratch: Scratch, mutants: Sequence[Mutant], timeout: float, log: Any = sys.stderr
+) -> Iterator[tuple[Outcome, float]]:
+    """Run the suite against each mutant in turn, one at a time.
+
+    Args:
+        scratch: the scratch copy; each mutant is written in and undone after its run.
+        mutants: the mutants to judge.
+        timeout: seconds per mutant.
+        log: where progress lines go (module, operator, line, outcome; never a value).
+
+    Yields:
+        Each mutant's outcome and the seconds its run took.
+    """
+    for index, mutant in enumerate(mutants, 1):
+        path = scratch.root / "reference_impl" / f"{mutant.module}.py"
+        original = path.read_text("utf-8")
+        try:
+            if not mutant.before:
+                outcome, seconds = Outcome(mutant, "error", None), 0.0
+            else:
+                path.write_text(_mutate(original, mutant), "utf-8")
+                (scratch.root / "conformance.json").unlink(missing_ok=True)
+                status, code, seconds = run_suite(scratch, timeout)
+                outcome = Outcome(mutant, status, code)
+        finally:
+            path.write_text(original, "utf-8")
+        print(
+            f"[{index}/{len(mutants)}] {mutant.module}:{mutant.line} {mutant.operator} "
+            f"-> {outcome.status} ({seconds:.0f} s)",
+            file=log,
+            flush=True,
+        )
+        yield outcome, seconds
+
+
+def _mutate(source: str, mutant: Mutant) -> str:
+    from cosmic_ray.mutating import mutate_code
+    from cosmic_ray.plugins import get_operator
+
+    mutated = mutate_code(source, get_operator(mutant.operator)(), mutant.occurrence)
+    if mutated is None:
+        raise RuntimeError(f"cosmic-ray could not re-apply a mutant of {mutant.module}")
+    result: str = mutated
+    return result
