@@ -3,7 +3,7 @@
 This module owns the judge of a mutation run: the scratch copy of ``reference_impl`` and
 ``conformance`` a mutant is written into (``make_scratch``), the check that the suite judges
 that copy (``self_check``), the suite command run against each mutant (``suite_command``, the
-conformance suite alone with ``-x``), and the reading of its exit code and
+conformance suite alone with ``--stop-when-decided``), and the reading of its exit code and
 JSON report into killed, reported, survived or timed out (``run_suite``). It never mutates the
 working tree, never runs two mutants at once in one copy, never changes what counts as caught
 (a mutant is caught when the verdict is not conformant, or when a clean exit's report lists a
@@ -54,8 +54,21 @@ class Outcome:
     exit_code: int | None
 
 
+#: The suite option that ends a mutant's run once its verdict can no longer be conformant: at
+#: the first failed or errored check, or at the first MUST left unchecked, the checks likeliest
+#: to decide it run first. It never changes a verdict (a stopped run is at best incomplete, so
+#: it exits 1 or 2), and a SHOULD missed is a non-strict pass, not a decision, so a run that
+#: only misses a SHOULD goes on to the end, exits 0, and its full report shows the miss.
+STOP: Final = "--stop-when-decided"
+
+
 def suite_command(scratch: Path) -> str:
-    """The command that judges one mutant: the conformance suite alone, stopping at a failure.
+    """The command that judges one mutant: the conformance suite alone, ending once decided.
+
+    It passes ``--stop-when-decided`` (``STOP``) rather than pytest's ``-x``: both end a run
+    that can no longer be conformant, but the stop also ends at a MUST left unchecked and runs
+    the checks likeliest to decide first, so a killed mutant costs less. The judgement is the
+    same: the exit code is the verdict's, and a clean exit means every check ran.
 
     Args:
         scratch: the scratch directory; reports go there, not to the working tree.
@@ -72,7 +85,7 @@ def suite_command(scratch: Path) -> str:
         "--report-md",
         str(scratch / "conformance.md"),
         "--",
-        "-x",
+        STOP,
         "-q",
         "-k",
         " and ".join(f"not {name}" for name in TIMING_CHECKS),
@@ -176,6 +189,8 @@ def self_check(scratch: Scratch, timeout: float) -> str | None:
     if status != "survived":
         shortfalls = ", ".join(missed(scratch))
         detail = f"; not fully met: {shortfalls}" if shortfalls else ""
+        reason = stopped(scratch)
+        detail += f"; {reason}" if reason else ""
         return f"the unmutated host does not pass cleanly ({status}, exit {code}{detail})"
     print(f"unmutated host: conformant in {seconds:.0f} s", file=sys.stderr)
     path = scratch.root / "reference_impl" / "_registry.py"
@@ -264,6 +279,27 @@ def missed(scratch: Scratch) -> list[str]:
         return [row["id"] for row in rows if row.get("outcome") in _SHORTFALLS]
     except (OSError, ValueError, KeyError, TypeError):
         return []
+
+
+def stopped(scratch: Scratch) -> str | None:
+    """Why the last suite run in ``scratch`` ended before its last check, if its report says.
+
+    A run that stops (``--stop-when-decided``) is never conformant and exits non-zero, so this
+    never decides a mutant's status; it names the check or the MUST that decided a run.
+
+    Args:
+        scratch: the scratch copy the suite wrote its JSON report into.
+
+    Returns:
+        The report's ``stopped`` reason, or None when the run went to the end or the report
+        cannot be read.
+    """
+    try:
+        report = json.loads((scratch.root / "conformance.json").read_text("utf-8"))
+        reason = report["stopped"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return str(reason) if reason else None
 
 
 def execute(

@@ -213,8 +213,8 @@ def render_md(table: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
         f"Command: `{settings['command']}`. Seed {settings['seed']}, "
         f"{settings['per_module'] or 'all'} per module, timeout {settings['timeout']:.0f} s "
         f"per mutant, {settings['seconds']:.0f} s in all. The judge is the conformance suite "
-        "alone (`secref-conformance -- -x`, in-process host), the timing checks of invariant 7 "
-        "left out.",
+        "alone (`secref-conformance -- --stop-when-decided`, in-process host), the timing "
+        "checks of invariant 7 left out.",
         "",
         "| Module | Generated | Filtered | Pragma | Run | Killed | Reported | Timed out "
         "| Survived | Equivalent | Unkillable | Kill rate | Gap closed since "

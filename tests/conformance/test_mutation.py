@@ -8,10 +8,13 @@ is the part of mutation testing that runs in CI (the full run is ``tox -e mutati
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
 
+from conformance import _stop
+from conformance.outcomes import Outcome as CheckOutcome
 from conformance.selftest import (
     mutation,
     mutation_draw,
@@ -184,3 +187,45 @@ def test_stratified_draw_takes_every_module_first() -> None:
     assert {r["module"] for r in drawn[:4]} == {"_scan", "_ledger", "_cap", "_scrub"}
     assert len(drawn) == 5
     assert drawn == mutation_sample.stratified(records, 5, seed=3)
+
+
+def test_the_judge_stops_once_decided_not_at_the_first_failure(tmp_path: Path) -> None:
+    """Each mutant is judged with ``--stop-when-decided``, never ``-x``, the timing checks out."""
+    parts = shlex.split(mutation_judge.suite_command(tmp_path))
+    suite = parts[parts.index("--") + 1 :]
+    assert "-x" not in parts
+    assert "--exitfirst" not in parts
+    assert suite.count(mutation_judge.STOP) == 1
+    assert mutation_judge.STOP == "--stop-when-decided"
+    # No requirement IDs follow it: the run ends once the whole verdict is decided.
+    after = suite[suite.index(mutation_judge.STOP) + 1]
+    assert after.startswith("-")
+    assert _stop.targets_of(_stop.VERDICT) == ()
+    selection = suite[suite.index("-k") + 1]
+    assert all(f"not {name}" in selection for name in mutation_judge.TIMING_CHECKS)
+    assert parts[parts.index("--report-json") + 1] == str(tmp_path / "conformance.json")
+
+
+def test_a_should_miss_does_not_stop_the_judge() -> None:
+    """A SHOULD missed is a non-strict pass: the run goes on, exits 0 and reports the miss.
+
+    The judge counts such a mutant as reported from the full report of a clean exit; were a
+    non-strict check a decision, the run would stop, exit 1, and the SHOULD miss would be
+    counted as a kill instead.
+    """
+    assert CheckOutcome.NON_STRICT not in _stop.DECIDING
+    assert {CheckOutcome.FAIL, CheckOutcome.ERROR} <= _stop.DECIDING
+
+
+def test_stopped_reads_the_reason_and_never_invents_one(tmp_path: Path) -> None:
+    """stopped() gives the report's reason, and None for a run to the end or no report."""
+    scratch = mutation_judge.Scratch(tmp_path)
+    assert mutation_judge.stopped(scratch) is None
+    report = tmp_path / "conformance.json"
+    report.write_text("{not json", "utf-8")
+    assert mutation_judge.stopped(scratch) is None
+    report.write_text(json.dumps({"stopped": None, "requirements": []}), "utf-8")
+    assert mutation_judge.stopped(scratch) is None
+    reason = "stopped early, the verdict decided: the MUST LOG-001 is unchecked"
+    report.write_text(json.dumps({"stopped": reason, "requirements": []}), "utf-8")
+    assert mutation_judge.stopped(scratch) == reason
