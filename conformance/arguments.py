@@ -9,22 +9,31 @@ runs nothing, and prints nothing.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Final
 
 import conformance
 
+#: The package whose modules are the suite's checks.
+CHECKS: Final = "conformance.checks"
 
-def base_arguments() -> list[str]:
+
+def base_arguments(modules: Sequence[str] = (CHECKS,)) -> list[str]:
     """Return the pytest arguments every run of the suite starts with.
 
     The suite brings its own settings rather than those of the directory it is run from: no
     ini file and no conftest is read (the plugin provides every fixture), the root is the
     directory that holds the ``conformance`` package so check ids are the same everywhere, and
     markers and warnings are strict, as in the project's own configuration.
+
+    Args:
+        modules: What to collect: the whole check package by default; a run narrowed to some
+            requirements may name only the check modules that cite them.
     """
     return [
         "--pyargs",
-        "conformance.checks",
+        *modules,
         "-c",
         os.devnull,
         "--rootdir",

@@ -27,7 +27,7 @@ from typing import Any, Final
 
 from conformance.arguments import base_arguments
 from conformance.catalog import SHOULD, load_catalog
-from conformance.selftest import pool
+from conformance.selftest import collection, pool
 from conformance.selftest import strip as stripping
 from conformance.selftest.base import Mutant
 from conformance.selftest.catalog import BY_NAME, MUTANTS
@@ -69,7 +69,7 @@ def _run_suite(arguments: Sequence[str]) -> dict[str, Any] | None:
         with contextlib.redirect_stdout(printed):
             pytest.main(
                 [
-                    *base_arguments(),
+                    *base_arguments(collection.modules_for(arguments)),
                     "--no-header",
                     "--tb=no",
                     "--report-json",
@@ -186,6 +186,9 @@ def selftest(
         # judgement reads, and the checks citing it run first.
         arguments += ["--stop-when-decided", mutant.requirement]
         runs.append(arguments)
+    if workers > 1:
+        # Collected here once, so that every forked worker inherits the index.
+        collection.check_modules()
     answers = pool.run_all(_run_suite, runs, workers)
     for mutant, path, (report, seconds) in zip(chosen, paths, answers, strict=True):
         verdict = judge(mutant, report, seconds)
