@@ -574,6 +574,9 @@ def _junit_properties(config: pytest.Config, report: dict[str, Any]) -> None:
     if writer is None:
         return
     writer.add_global_property("secref-verdict", report["verdict"])
+    if report.get("stopped"):
+        # A stopped run's verdict is never a pass; the dashboard shows why it ended early.
+        writer.add_global_property("secref-stopped", report["stopped"])
     for item in report["unchecked"]["undeclared"]:
         writer.add_global_property("secref-unchecked-must", item["id"])
     for item in report["requirements"]:

@@ -76,6 +76,7 @@ def test_verdict_mode_stops_at_the_first_failure(tmp_path: Path) -> None:
     assert report["checks"][-1]["id"] == failed[0]["id"]
     assert "stopped early, the verdict decided" in run.md_path.read_text(encoding="utf-8")
     assert any(report["stopped"] in line for line in summary_lines(report, ()))
+    assert 'name="secref-stopped"' in run.junit_path.read_text(encoding="utf-8")
 
 
 def test_target_mode_runs_on_until_its_requirement_fails(tmp_path: Path) -> None:
