@@ -193,6 +193,9 @@ class Supervised:
                 self.process.wait(0.0)
             self._reap_orphans()
             if time.monotonic() >= deadline or not self.tree():
+                # A process that died since the pass above is a zombie now: reap it too, or it
+                # is left to PID 1, which in a container may never reap it.
+                self._reap_orphans()
                 return
             time.sleep(0.02)
 
