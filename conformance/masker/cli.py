@@ -26,6 +26,7 @@ from conformance.masker.protocol import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_START_TIMEOUT,
     Masker,
+    MaskerAbandonedError,
     MaskerError,
     SubprocessMasker,
 )
@@ -101,11 +102,16 @@ def measure(masker: Masker) -> dict[str, Any]:
 
     Raises:
         LeakInReport: The report would hold a run of a canary.
-        MaskerStartError: The masker could not be started again after a restart.
+        MaskerAbandonedError: The masker failed three requests in a row (decisions S1.10).
     """
     canaries = Canaries.mint()
     try:
-        report = to_json(masker.info, fold(run_checks(masker, canaries)))
+        outcomes = run_checks(masker, canaries)
+        # An abandoned masker's remaining checks were errored with the cause at once; what was
+        # learned before is not a measurement of the masker, so the run is a harness error.
+        if masker.abandoned is not None:
+            raise MaskerAbandonedError(masker.abandoned)
+        report = to_json(masker.info, fold(outcomes))
     finally:
         masker.close()
     ensure_clean(json.dumps(report, ensure_ascii=False), canaries)

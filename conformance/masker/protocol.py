@@ -7,9 +7,13 @@ the harness's own tests use (the reference scrubber and the broken maskers of
 :mod:`conformance.masker.mutants`). A path a masker did not announce raises
 :class:`NotAnnounced`, which the checks turn into "unchecked", never a pass.
 
-It must never let an adapter hang the run (every wait has a timeout), never keep more of an
-adapter's output than its bounds, never leave a process it started behind, and never put a
-secret value in an error message: adapter text is quoted only after :func:`inert` has cleaned it.
+An adapter runs under the host path's supervision and framing (:mod:`conformance.hosts._supervise`,
+:mod:`conformance.hosts._framing`): its whole process tree is ended with it, every read and
+every write has a deadline and every line a bound, and after three requests in a row that failed
+to start it or to get an answer it is abandoned (decisions S1.10). It must never let an adapter
+hang the run, never keep more of an adapter's output than its bounds, never leave a process it
+started behind, and never put a secret value in an error message: adapter text is quoted only
+after :func:`inert` has cleaned it.
 """
 
 from __future__ import annotations
@@ -20,20 +24,32 @@ import json
 import os
 import queue
 import shlex
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import Any, Final
 
 import jsonschema
 
 from conformance.canary import required_forms
+from conformance.hosts._framing import (
+    POLL_SECONDS,
+    LineFramer,
+    LineTooLongError,
+    pump,
+    read_lines,
+    write_all,
+)
+from conformance.hosts._protocol import (
+    MAX_CONSECUTIVE_FAILURES as HOST_MAX_CONSECUTIVE_FAILURES,
+)
+from conformance.hosts._supervise import KILL_WAIT_SECONDS, Supervised
 
 #: The protocol this suite speaks; an adapter's ``hello`` must name it.
 PROTOCOL: Final = "secref-masker/1"
@@ -52,6 +68,10 @@ MAX_LINE_BYTES: Final = 8 * 1024 * 1024
 #: Lines from an adapter held unread. An adapter that floods lines then blocks on its own pipe,
 #: so memory stays within this many times :data:`MAX_LINE_BYTES`.
 MAX_QUEUED_LINES: Final = 4
+
+#: Reads of an adapter's standard error kept (each at most 64 KiB, the framing's read size), so
+#: an adapter that floods its standard error costs at most 4 MiB.
+STDERR_READS_KEPT: Final = 64
 
 #: Characters of an adapter's standard error kept, to explain a crash.
 STDERR_TAIL_CHARS: Final = 2000
@@ -73,6 +93,16 @@ PIECE_PAUSE_SECONDS: Final = 0.3
 #: Seconds an adapter has to exit after its input closes before its process group is killed.
 SHUTDOWN_GRACE_SECONDS: Final = 3.0
 
+#: Requests in a row that may fail to start the adapter or to get an answer (a crash, a hang, a
+#: request it did not read, a line that is not an answer) before the masker is abandoned for the
+#: run: the host path's bound (decisions S1.10, "after three consecutive failures to start or to
+#: answer"), so a masker that fails on everything costs three timeouts, not one per probe.
+MAX_CONSECUTIVE_FAILURES: Final = HOST_MAX_CONSECUTIVE_FAILURES
+
+#: Seconds the suite waits for a reader thread once the adapter's tree is killed; the readers
+#: stop at the adapter's exit after the framing's drain (half a second), so this is ample.
+READER_JOIN_SECONDS: Final = 2.0
+
 #: A window of this many characters of a value may not appear in any report (decisions S1.5).
 CANARY_RUN: Final = 8
 
@@ -87,6 +117,10 @@ class MaskerError(Exception):
 
 class MaskerStartError(MaskerError):
     """The adapter could not be started or spoke another protocol: the run cannot go on."""
+
+
+class MaskerAbandonedError(MaskerError):
+    """The masker failed too many requests in a row and is not started again: a harness error."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +238,11 @@ class Masker:
             MaskerError: The masker failed the request.
         """
         raise NotAnnounced(STREAM_PIECES)
+
+    @property
+    def abandoned(self) -> str | None:
+        """Why the masker was abandoned for the run, or ``None``: in-process maskers never are."""
+        return None
 
     def restart(self) -> None:
         """Start the masker afresh, so that nothing kept from earlier requests survives."""
@@ -343,10 +382,20 @@ def split_command(command: str | Sequence[str]) -> list[str]:
 class SubprocessMasker(Masker):
     """A masker reached through an adapter subprocess (docs/masker-protocol.md).
 
+    The adapter runs under the host path's supervision
+    (:class:`~conformance.hosts._supervise.Supervised`): a session of its own, a marker in its
+    environment, and the suite as child subreaper, so ending it ends every process it started,
+    one that called ``setsid`` included. Its output is read by the host path's bounded framing
+    (:mod:`conformance.hosts._framing`), which stops at the adapter's exit even when a
+    descendant still holds the pipe, and every request is written without blocking, within the
+    request's deadline. After :data:`MAX_CONSECUTIVE_FAILURES` requests in a row that failed to
+    start the adapter or to get an answer, the masker is abandoned: every later request raises
+    :class:`MaskerAbandonedError` at once, naming the cause.
+
     Args:
         command: The adapter's command line.
         start_timeout: Seconds the adapter has to say hello.
-        call_timeout: Seconds the adapter has to answer one request.
+        call_timeout: Seconds one request has, from its first byte written to its answer read.
 
     Raises:
         MaskerStartError: The adapter could not be started, or its hello was not valid.
@@ -364,10 +413,10 @@ class SubprocessMasker(Masker):
         self._schemas = MessageSchemas()
         self._workdir = _Workdir()
         self._told: dict[str, Secret] = {}
-        self._process: subprocess.Popen[bytes] | None = None
-        self._lines: queue.Queue[bytes | None] = queue.Queue(MAX_QUEUED_LINES)
-        self._stderr: collections.deque[str] = collections.deque(maxlen=64)
+        self._adapter: _Adapter | None = None
         self._next_id = 0
+        self._failures = 0
+        self._abandoned: str | None = None
         try:
             self._info = self._start()
         except MaskerStartError:
@@ -379,25 +428,21 @@ class SubprocessMasker(Masker):
         """The masker's handshake."""
         return self._info
 
+    @property
+    def abandoned(self) -> str | None:
+        """Why the masker was abandoned for the run, or ``None`` while it is not."""
+        return self._abandoned
+
     def _start(self) -> MaskerInfo:
         try:
-            process = subprocess.Popen(
-                self._argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
+            adapter = _Adapter(self._argv)
         except OSError as error:
-            raise MaskerStartError(f"cannot start the adapter: {error.strerror}") from None
-        self._process = process
-        self._lines = queue.Queue(MAX_QUEUED_LINES)
-        assert process.stdout is not None
-        assert process.stderr is not None
-        threading.Thread(target=self._read_stdout, args=(process.stdout,), daemon=True).start()
-        threading.Thread(target=self._read_stderr, args=(process.stderr,), daemon=True).start()
+            raise MaskerStartError(
+                f"cannot start the adapter: {error.strerror or type(error).__name__}"
+            ) from None
+        self._adapter = adapter
         try:
-            hello = self._receive(self._start_timeout, "hello")
+            hello = self._receive(time.monotonic() + self._start_timeout, "hello")
         except MaskerError as error:
             self._kill()
             raise MaskerStartError(str(error)) from None
@@ -415,44 +460,32 @@ class SubprocessMasker(Masker):
             hello["masker"].get("shape", "library"),
         )
 
-    def _read_stdout(self, stream: IO[bytes]) -> None:
-        lines = self._lines
-        while True:
-            line = stream.readline(MAX_LINE_BYTES + 1)
-            if not line:
-                lines.put(None)
-                return
-            lines.put(line)
-            if len(line) > MAX_LINE_BYTES:
-                lines.put(None)
-                return
-
-    def _read_stderr(self, stream: IO[bytes]) -> None:
-        while chunk := os.read(stream.fileno(), 4096):
-            self._stderr.append(chunk.decode("utf-8", "replace"))
-
     def _stderr_tail(self) -> str:
-        tail = "".join(self._stderr)[-STDERR_TAIL_CHARS:]
+        adapter = self._adapter
+        tail = adapter.stderr_tail() if adapter is not None else ""
         return inert(tail.strip().splitlines()[-1] if tail.strip() else "", self._told.values())
 
-    def _receive(self, timeout: float, what: str) -> Any:
+    def _receive(self, deadline: float, what: str) -> Any:
+        adapter = self._adapter
+        assert adapter is not None
+        timeout = self._start_timeout if what == "hello" else self._call_timeout
         try:
-            line = self._lines.get(timeout=timeout)
+            line = adapter.lines.get(timeout=max(0.0, deadline - time.monotonic()))
         except queue.Empty:
             self._kill()
             raise MaskerError(f"the adapter sent no {what} within {timeout:g} s") from None
         if line is None:
-            self._kill()
             tail = self._stderr_tail()
+            self._kill()
             raise MaskerError(
                 f"the adapter ended before its {what}" + (f"; it said: {tail}" if tail else "")
             )
-        if len(line) > MAX_LINE_BYTES:
+        if line is _TOO_LONG:
             self._kill()
             raise MaskerError(f"the adapter's {what} is longer than {MAX_LINE_BYTES} bytes")
         try:
             return json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             self._kill()
             excerpt = inert(line.decode("utf-8", "replace"), self._told.values())
             raise MaskerError(f"the adapter's {what} is not JSON: {excerpt!r}") from None
@@ -460,7 +493,42 @@ class SubprocessMasker(Masker):
     def _request(self, op: str, secrets: Sequence[Secret], **params: Any) -> str:
         if op not in self._info.capabilities:
             raise NotAnnounced(op)
-        if self._process is None or self._process.poll() is not None:
+        if self._abandoned is not None:
+            raise MaskerAbandonedError(self._abandoned)
+        try:
+            answer = self._exchange(op, secrets, params)
+        except MaskerError as error:
+            self._count_failure(error)
+            raise
+        # An answer, a refusal included, is what the protocol asks: the count starts again.
+        self._failures = 0
+        if "error" in answer:
+            raise MaskerError(f"the masker refused: {inert(answer['error'], secrets)}")
+        output: str = answer["output"]
+        return output
+
+    def _count_failure(self, error: MaskerError) -> None:
+        """Count one failure to start or to answer; abandon the masker at the bound.
+
+        Raises:
+            MaskerAbandonedError: This failure reached :data:`MAX_CONSECUTIVE_FAILURES`.
+        """
+        self._failures += 1
+        if self._failures < MAX_CONSECUTIVE_FAILURES:
+            return
+        self._kill()
+        self._abandoned = (
+            f"the masker was abandoned after {self._failures} requests in a row that failed "
+            f"to start it or to get an answer; the last: {error}"
+        )
+        raise MaskerAbandonedError(self._abandoned) from None
+
+    def _exchange(
+        self, op: str, secrets: Sequence[Secret], params: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Write one request and read its answer, both within one call timeout."""
+        if self._adapter is None or self._adapter.supervised.exited():
+            self._kill()
             self._info = self._start()
         for secret in secrets:
             self._told[secret.name] = secret
@@ -471,16 +539,25 @@ class SubprocessMasker(Masker):
             "secrets": [{"name": item.name, "value": item.value} for item in secrets],
             **params,
         }
-        process = self._process
-        assert process is not None
-        assert process.stdin is not None
+        adapter = self._adapter
+        assert adapter is not None
+        deadline = time.monotonic() + self._call_timeout
+        data = json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n"
         try:
-            process.stdin.write(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
-            process.stdin.flush()
+            written = write_all(adapter.stdin_fd, data, self._call_timeout)
         except OSError:
+            tail = self._stderr_tail()
             self._kill()
-            raise MaskerError(f"the adapter stopped reading; {self._stderr_tail()}") from None
-        answer = self._receive(self._call_timeout, "answer")
+            raise MaskerError(
+                "the adapter closed its standard input" + (f"; it said: {tail}" if tail else "")
+            ) from None
+        if not written:
+            self._kill()
+            raise MaskerError(
+                f"the adapter did not read its request within {self._call_timeout:g} s "
+                "(it stopped reading its standard input)"
+            )
+        answer = self._receive(deadline, "answer")
         problems = self._schemas.errors("response", answer)
         if problems:
             self._kill()
@@ -488,10 +565,8 @@ class SubprocessMasker(Masker):
         if answer["id"] != self._next_id:
             self._kill()
             raise MaskerError("the adapter answered another request")
-        if "error" in answer:
-            raise MaskerError(f"the masker refused: {inert(answer['error'], secrets)}")
-        output: str = answer["output"]
-        return output
+        result: dict[str, Any] = answer
+        return result
 
     def mask_text(self, secrets: Sequence[Secret], text: str) -> str:
         """Send ``text`` to the masker whole (see :meth:`Masker.mask_text`)."""
@@ -501,6 +576,8 @@ class SubprocessMasker(Masker):
         """Have the wrapper run a child that writes ``pieces`` (see :meth:`Masker.run`)."""
         if COMMAND not in self._info.capabilities:
             raise NotAnnounced(COMMAND)
+        if self._abandoned is not None:
+            raise MaskerAbandonedError(self._abandoned)
         argv = child_command(pieces, self._workdir.path)
         try:
             return self._request(COMMAND, secrets, argv=argv)
@@ -512,37 +589,140 @@ class SubprocessMasker(Masker):
         return self._request(STREAM_PIECES, secrets, pieces=list(pieces))
 
     def restart(self) -> None:
-        """Stop the adapter and start it again."""
+        """Stop the adapter and start it again.
+
+        Raises:
+            MaskerAbandonedError: The masker was abandoned, or this start made it so.
+            MaskerStartError: The adapter could not be started again.
+        """
+        if self._abandoned is not None:
+            raise MaskerAbandonedError(self._abandoned)
         self._shutdown()
-        self._info = self._start()
+        try:
+            self._info = self._start()
+        except MaskerStartError as error:
+            self._count_failure(error)
+            raise
 
     def _kill(self) -> None:
-        process = self._process
-        if process is None:
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(SHUTDOWN_GRACE_SECONDS)
-        for stream in (process.stdin, process.stdout, process.stderr):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
-        self._process = None
+        adapter, self._adapter = self._adapter, None
+        if adapter is not None:
+            adapter.end()
 
     def _shutdown(self) -> None:
-        process = self._process
-        if process is None:
+        adapter = self._adapter
+        if adapter is None:
             return
-        if process.stdin is not None:
-            with contextlib.suppress(OSError):
-                process.stdin.close()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(SHUTDOWN_GRACE_SECONDS)
-        # The whole group goes, so a wrapper's children never outlive the run.
+        adapter.close_stdin()
+        adapter.supervised.wait(SHUTDOWN_GRACE_SECONDS)
+        # The whole tree goes, so a wrapper's children never outlive the run.
         self._kill()
 
     def close(self) -> None:
         """Stop the adapter, its children, and remove the plan files."""
         self._shutdown()
         self._workdir.cleanup()
+
+
+#: What the stdout reader queues for a line over :data:`MAX_LINE_BYTES`.
+_TOO_LONG: Final = b"\0too long"
+
+
+class _Adapter:
+    """One start of an adapter: its supervised process tree, its pipes and reader threads.
+
+    Args:
+        argv: The adapter's command.
+
+    Raises:
+        OSError: The command cannot be started.
+    """
+
+    def __init__(self, argv: Sequence[str]) -> None:
+        self.supervised = Supervised(argv, None, None)
+        process = self.supervised.process
+        assert process.stdin is not None
+        assert process.stdout is not None
+        assert process.stderr is not None
+        self.stdin_fd = process.stdin.fileno()
+        # Writes never block: write_all waits for room within the request's deadline.
+        os.set_blocking(self.stdin_fd, False)
+        self.lines: queue.Queue[bytes | None] = queue.Queue(MAX_QUEUED_LINES)
+        self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_READS_KEPT)
+        self._stopped = threading.Event()
+        self._readers = [
+            threading.Thread(
+                target=self._read_stdout,
+                args=(process.stdout.fileno(),),
+                name="secref-masker-stdout",
+                daemon=True,
+            ),
+            threading.Thread(
+                target=self._read_stderr,
+                args=(process.stderr.fileno(),),
+                name="secref-masker-stderr",
+                daemon=True,
+            ),
+        ]
+        for reader in self._readers:
+            reader.start()
+
+    def _put(self, item: bytes | None) -> None:
+        """Queue ``item``, waiting for room only while the suite still reads."""
+        while not self._stopped.is_set():
+            try:
+                self.lines.put(item, timeout=POLL_SECONDS)
+                return
+            except queue.Full:
+                continue
+
+    def _read_stdout(self, fd: int) -> None:
+        try:
+            read_lines(
+                fd,
+                LineFramer(MAX_LINE_BYTES),
+                self._put,
+                exited=self.supervised.exited,
+                stopped=self._stopped.is_set,
+            )
+        except LineTooLongError:
+            self._put(_TOO_LONG)
+            return
+        except (OSError, ValueError):
+            pass  # the pipe was closed under the reader: the adapter has ended
+        self._put(None)
+
+    def _read_stderr(self, fd: int) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            pump(
+                fd,
+                lambda chunk: self._stderr.append(chunk.decode("utf-8", "replace")),
+                exited=self.supervised.exited,
+                stopped=self._stopped.is_set,
+            )
+
+    def stderr_tail(self) -> str:
+        """Return the last :data:`STDERR_TAIL_CHARS` characters the adapter wrote on stderr."""
+        return "".join(self._stderr)[-STDERR_TAIL_CHARS:]
+
+    def close_stdin(self) -> None:
+        """Close the adapter's standard input, its cue to exit."""
+        stdin = self.supervised.process.stdin
+        if stdin is not None:
+            with contextlib.suppress(OSError, ValueError):
+                stdin.close()
+
+    def end(self) -> None:
+        """Kill the adapter's whole tree, stop the readers and close every pipe (bounded)."""
+        self._stopped.set()
+        self.supervised.kill_tree()
+        # The adapter itself was sent SIGKILL: collect its status, so no zombie is left.
+        self.supervised.wait(KILL_WAIT_SECONDS)
+        for reader in self._readers:
+            reader.join(READER_JOIN_SECONDS)
+        process = self.supervised.process
+        self.close_stdin()
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    stream.close()
