@@ -21,7 +21,7 @@ from typing import Any, Final
 
 import pytest
 
-from conformance import expectations, outcomes
+from conformance import expectations, narrowing, outcomes
 from conformance.canary import (
     SURFACE_CAPABILITIES,
     Canary,
@@ -71,6 +71,12 @@ class State:
     stopped: str | None = None
     """Why the run ended before its last check, if it did (decisions S1.7)."""
     first_canary: int = field(default_factory=issued_count)
+    narrowed: tuple[str, ...] = ()
+    """How pytest's own options narrowed the run (decisions S1.7)."""
+    planned: frozenset[str] | None = None
+    """The requirement IDs the collected checks cite, once collection has finished."""
+    deselected: int = 0
+    """How many conformance checks something other than ``--requirements`` deselected."""
 
 
 STATE_KEY: Final = pytest.StashKey[State]()
@@ -194,6 +200,8 @@ class ConformanceHooks:
                 raise pytest.UsageError(f"--expectations: {error}") from error
         selection = config.getoption("secref_requirements", None) or ""
         state.selection = tuple(part.strip() for part in selection.split(",") if part.strip())
+        state.narrowed = tuple(narrowing.describe(config, state.selection))
+        self._selecting = False
         config.stash[STATE_KEY] = state
 
     @property
@@ -229,7 +237,11 @@ class ConformanceHooks:
             ]
             dropped = [item for item in items if item not in keep]
             if dropped:
-                config.hook.pytest_deselected(items=dropped)
+                self._selecting = True
+                try:
+                    config.hook.pytest_deselected(items=dropped)
+                finally:
+                    self._selecting = False
                 items[:] = keep
         for item in items:
             if is_conformance_check(item):
@@ -240,6 +252,19 @@ class ConformanceHooks:
         if state.problems:
             raise pytest.UsageError(
                 "conformance self-check failed:\n  " + "\n  ".join(state.problems)
+            )
+
+    def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
+        """Count the checks deselected other than by ``--requirements`` (decisions S1.7)."""
+        if not self._selecting:
+            self.state.deselected += sum(1 for item in items if is_conformance_check(item))
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Note the requirements the checks left to run cite: the run's selection."""
+        state = self.state
+        if state.active:
+            state.planned = frozenset(
+                rid for item in session.items if is_conformance_check(item) for rid in cited(item)
             )
 
     # --- running ------------------------------------------------------------------------------
@@ -513,6 +538,9 @@ class ConformanceHooks:
             applied = expectations.apply(self.expectations, checks).to_report()
         from conformance import vectors
 
+        if state.deselected and not state.narrowed:
+            # Something deselected checks that no option named: say so rather than certify.
+            state.narrowed = (f"{state.deselected} checks deselected",)
         try:
             digest: str | None = vectors.vectors_digest()
         except Exception:  # a missing corpus is a problem of its own, reported by the checks
@@ -530,6 +558,8 @@ class ConformanceHooks:
             expectations=applied,
             selection=state.selection,
             stopped=state.stopped or (str(session.shouldfail) if session.shouldfail else None),
+            narrowed=state.narrowed,
+            planned=state.planned,
         )
         report = build_report(run)
         state.report = report
@@ -577,6 +607,11 @@ def _junit_properties(config: pytest.Config, report: dict[str, Any]) -> None:
     if report.get("stopped"):
         # A stopped run's verdict is never a pass; the dashboard shows why it ended early.
         writer.add_global_property("secref-stopped", report["stopped"])
+    for described in report.get("narrowed", ()):
+        # A narrowed run's verdict speaks for its selection only (decisions S1.7).
+        writer.add_global_property("secref-narrowed", described)
+    if report.get("selection"):
+        writer.add_global_property("secref-selection", ",".join(report["selection"]))
     for item in report["unchecked"]["undeclared"]:
         writer.add_global_property("secref-unchecked-must", item["id"])
     for item in report["requirements"]:

@@ -14,6 +14,7 @@ import datetime
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -44,6 +45,13 @@ INCOMPLETE: Final = "incomplete"
 #: expectations file, with a reason (decisions S1.2).
 DECLARED: Final = "conformant (declared unchecked)"
 EXIT_CODES.update({INCOMPLETE: 1, DECLARED: 0})
+#: Every MUST the run was narrowed to was checked and held, and the run names its narrowing
+#: (``--requirements``, ``-k``, ``-m``, ``--deselect``, ...): never a plain ``conformant``, since
+#: the requirements outside the selection were not looked at (decisions S1.7). Exit 0, as a run
+#: narrowed with ``--requirements`` always has: a developer's or a judge's narrowed run passes
+#: when what it covered holds, and every report says what that was.
+NARROWED: Final = "conformant (narrowed)"
+EXIT_CODES[NARROWED] = 0
 
 #: A requirement no collected check cites (a SHOULD or EITHER without a check, or one left out
 #: by a selection).
@@ -55,6 +63,22 @@ UNCHECKED: Final = "unchecked"
 NOT_APPLICABLE: Final = "not-applicable"
 #: A requirement the design excludes; reported with its reason, never checked.
 EXCLUDED: Final = "excluded"
+#: A requirement outside a narrowed run's selection (decisions S1.7): never passed, whatever
+#: the selected checks that cite it saw; a failure or an error they found stays visible.
+NOT_SELECTED: Final = "not-selected"
+
+#: The folded outcomes a requirement outside the selection shows as ``not-selected``: every
+#: outcome that would read as a pass or as the run's own gap, never a finding.
+_UNSELECTED: Final = frozenset(
+    {
+        Outcome.PASS.value,
+        Outcome.ACCEPTED.value,
+        Outcome.FLAKY.value,
+        "unchecked",
+        "not-checked",
+        "not-applicable",
+    }
+)
 
 #: Outcome order for the summary, worst first.
 _SEVERITY: Final = (
@@ -71,6 +95,7 @@ _SEVERITY: Final = (
     Outcome.PASS.value,
     NOT_APPLICABLE,
     NOT_CHECKED,
+    NOT_SELECTED,
     EXCLUDED,
 )
 
@@ -190,6 +215,7 @@ def requirement_outcomes(
     catalog: Sequence[RequirementInfo],
     checks: Iterable[CheckResult],
     scopes: Iterable[str] | None = None,
+    selected: AbstractSet[str] | None = None,
 ) -> list[RequirementResult]:
     """Fold the checks' outcomes into one outcome per requirement.
 
@@ -201,10 +227,14 @@ def requirement_outcomes(
     It is not applicable when each check citing it said it cannot arise. A requirement outside
     the run's scopes is not applicable, and one no check cites is not checked.
 
+    Given the run's selection (decisions S1.7), a requirement outside it is not selected unless
+    a check found it failing or errored, and a MUST inside it that no check ran for is unchecked.
+
     Args:
         catalog: Every requirement, in catalog order.
         checks: Every check result of the run.
         scopes: The scopes that apply to the run (:func:`run_scopes`); all of them if omitted.
+        selected: The requirement IDs the run set out to check; ``None`` when not known.
 
     Returns:
         One result per requirement, in catalog order.
@@ -214,6 +244,29 @@ def requirement_outcomes(
         noted = [rid for rid, _ in (*check.non_strict, *check.alternatives)]
         for requirement in dict.fromkeys((*check.requirements, *check.failed, *noted)):
             by_requirement.setdefault(requirement, []).append(check)
+    return [_within(result, selected) for result in _fold(catalog, by_requirement, scopes)]
+
+
+def _within(result: RequirementResult, selected: AbstractSet[str] | None) -> RequirementResult:
+    """Apply the run's selection to one folded requirement (decisions S1.7)."""
+    if selected is None or result.outcome == EXCLUDED:
+        return result
+    if result.info.id not in selected:
+        if result.outcome in _UNSELECTED:
+            result.outcome = NOT_SELECTED
+            result.details = ["outside the run's selection"]
+        return result
+    if result.outcome == NOT_CHECKED and not result.checks and result.info.level == "MUST":
+        result.outcome = UNCHECKED
+        result.details = ["no check of it ran in this run"]
+    return result
+
+
+def _fold(
+    catalog: Sequence[RequirementInfo],
+    by_requirement: Mapping[str, list[CheckResult]],
+    scopes: Iterable[str] | None,
+) -> list[RequirementResult]:
     results: list[RequirementResult] = []
     for entry in catalog:
         cited = by_requirement.get(entry.id, [])
@@ -371,10 +424,36 @@ class RunData:
     selection: tuple[str, ...] = ()
     stopped: str | None = None
     """Why the run ended before its last check (``-x``, ``--stop-when-decided``), if it did."""
+    narrowed: tuple[str, ...] = ()
+    """How pytest's own options narrowed the run (:mod:`conformance.narrowing`)."""
+    planned: frozenset[str] | None = None
+    """The requirement IDs the collected checks cite; ``None`` when not known (a parallel
+    run's controller collects nothing)."""
+
+    def is_narrowed(self) -> bool:
+        """Return whether the run covered less than the whole catalog (decisions S1.7)."""
+        return bool(self.selection or self.narrowed)
+
+    def selected(self) -> frozenset[str]:
+        """Return the requirement IDs the run set out to check (decisions S1.7).
+
+        The ``--requirements`` IDs; else, in a run pytest's options narrowed, those the
+        collected checks cite (those the checks that ran cite, when the collection is not
+        known); else the whole catalog.
+        """
+        if self.selection:
+            return frozenset(self.selection)
+        if self.narrowed:
+            if self.planned is not None:
+                return self.planned
+            return frozenset(rid for check in self.checks for rid in check.requirements)
+        return frozenset(entry.id for entry in self.catalog)
 
     def requirements(self) -> list[RequirementResult]:
         """Return one result per requirement of the catalog."""
-        return requirement_outcomes(self.catalog, self.checks, run_scopes(self.host))
+        return requirement_outcomes(
+            self.catalog, self.checks, run_scopes(self.host), self.selected()
+        )
 
     def declared(self) -> list[tuple[str, str]]:
         """Return (requirement, reason) for each MUST the expectations file declares unchecked."""
@@ -398,20 +477,30 @@ class RunData:
         if self.stopped and result in good:
             # A run that ended before its last check certifies nothing (decisions S1.7).
             return INCOMPLETE
+        if self.is_narrowed() and result == CONFORMANT:
+            # What the run covered held, and the verdict line says what that was (S1.7).
+            return NARROWED
         return result
 
 
 def verdict_text(report: Mapping[str, Any]) -> str:
-    """Return the verdict as a sentence: with the count of MUSTs unchecked by declaration."""
+    """Return the verdict as a sentence: with the count of MUSTs unchecked by declaration,
+    every narrowing of the run and any early stop (decisions S1.7)."""
     result = str(report["verdict"])
+    count = len(report.get("unchecked", {}).get("declared", ()))
     if result == DECLARED:
-        count = len(report.get("unchecked", {}).get("declared", ()))
         noun = "MUST" if count == 1 else "MUSTs"
         result = f"conformant, with {count} {noun} unchecked by declaration"
     selection = report.get("selection") or ()
+    narrowed = report.get("narrowed") or ()
+    if result == NARROWED and (selection or narrowed):
+        # The suffixes below name the narrowing, so the line is never a plain "conformant".
+        result = CONFORMANT
     if selection:
         # A narrowed run speaks for the requirements it was asked about, and says so.
         result += f" (only the checks of {', '.join(selection)})"
+    if narrowed:
+        result += f" (narrowed: {'; '.join(narrowed)})"
     stopped = report.get("stopped")
     if stopped:
         # An early stop is never to be read as a pass: the line says the run ended early.
@@ -436,6 +525,7 @@ def build_report(run: RunData) -> dict[str, Any]:
         "exitCode": EXIT_CODES[result],
         "problems": list(run.problems),
         "selection": list(run.selection),
+        "narrowed": list(run.narrowed),
         "stopped": run.stopped,
         "unchecked": {
             "undeclared": [

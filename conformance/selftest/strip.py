@@ -24,7 +24,9 @@ from conformance.selftest import pool
 from conformance.selftest.hosts import driver_command
 
 #: Verdicts that certify a host.
-CERTIFYING: Final = frozenset({"conformant", "conformant (declared unchecked)"})
+CERTIFYING: Final = frozenset(
+    {"conformant", "conformant (declared unchecked)", "conformant (narrowed)"}
+)
 
 #: Check outcomes that judged something: forbidden for a check that used a stripped capability.
 JUDGING: Final = frozenset(
