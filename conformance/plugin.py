@@ -15,7 +15,7 @@ from typing import Final
 
 import pytest
 
-from conformance import _hooks, _stop, _xdist
+from conformance import _hooks, _stop, _xdist, junit
 from conformance.canary import Mint
 from conformance.host import HostUnderTest
 from conformance.hosts import HostSelectionError, build_host, describe
@@ -26,6 +26,7 @@ from conformance.scenario import REFERENCE_CAPABILITY, RecordingHost
 
 _HOOKS_NAME: Final = "secref-conformance-hooks"
 _STOP_NAME: Final = "secref-conformance-stop"
+_JUNIT_NAME: Final = "secref-conformance-junit"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -132,6 +133,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "vector(id): the conformance vector a case runs")
     if not config.pluginmanager.has_plugin(_HOOKS_NAME):
         config.pluginmanager.register(_hooks.ConformanceHooks(config), _HOOKS_NAME)
+    if (
+        config.getoption("xmlpath", None)
+        and not _xdist.is_worker(config)
+        and not config.pluginmanager.has_plugin(_JUNIT_NAME)
+    ):
+        # The JUnit file says the verdict too (decisions S1.11); a worker writes no file.
+        config.pluginmanager.register(junit.JunitVerdict(config), _JUNIT_NAME)
     parallel = _xdist.is_worker(config) or _xdist.is_controller(config)
     if parallel and not config.pluginmanager.has_plugin(_xdist.PLUGIN_NAME):
         config.pluginmanager.register(_xdist.XdistBridge(config), _xdist.PLUGIN_NAME)
