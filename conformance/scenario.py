@@ -48,6 +48,7 @@ from conformance.host import (
 )
 from conformance.hosts.wire import config_to_wire, configure_needs
 from conformance.outcomes import unchecked
+from conformance.via import DRIVER, PATHS
 
 #: The capability a host announces when it is the reference implementation itself; checks of
 #: ``reference-only`` requirements need it.
@@ -437,6 +438,9 @@ class RecordingHost:
 
     Args:
         inner: The host under test.
+        path: The path under test (:data:`conformance.via.PATHS`), as the suite's options chose
+            it (:func:`conformance.hosts.path_of`); never read from what the host announces
+            (decisions S1.8).
 
     Attributes:
         sweeps: Every sweep made, in order.
@@ -444,8 +448,11 @@ class RecordingHost:
         blind: Why the check could not see what it needed; any entry makes it skipped.
     """
 
-    def __init__(self, inner: HostUnderTest) -> None:
+    def __init__(self, inner: HostUnderTest, path: str = DRIVER) -> None:
+        if path not in PATHS:
+            raise ValueError(f"no path under test named {path!r}")
         self._inner = inner
+        self._path = path
         self._info: HostInfo | None = None
         self._segment: _Segment | None = None
         self._lock = threading.Lock()
@@ -506,6 +513,11 @@ class RecordingHost:
         """Do nothing: the session owns the host under test."""
 
     # --- for checks -----------------------------------------------------------------------
+
+    @property
+    def path(self) -> str:
+        """The path under test: the suite's own knowledge, never the host's (decisions S1.8)."""
+        return self._path
 
     @property
     def config(self) -> HostConfig:

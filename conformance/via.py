@@ -1,9 +1,11 @@
 """Which path a check's calls take, and how argument text is compared on each (decisions R9.2).
 
-This module owns one question the checks ask of a host: do calls reach it through MCP? Over
-MCP the argument text is ``params.arguments``, which the MCP layer may re-serialize, so the
-"byte for byte" rules are judged by value there. It must never weaken a comparison on any other
-path, and it reads nothing but the host's announced capabilities.
+This module owns one question the checks ask: do calls reach the host through MCP? Over MCP the
+argument text is ``params.arguments``, which the MCP layer may re-serialize, so the "byte for
+byte" rules are judged by value there. The path under test (in process, driver, MCP) is the
+suite's own choice, made from its options (``--host``, ``--via``) and known to it alone
+(decisions S1.8): it is never read from what the host announces, and no capability a host can
+announce changes it. It must never weaken a comparison on any other path.
 """
 
 from __future__ import annotations
@@ -11,20 +13,25 @@ from __future__ import annotations
 import json
 from typing import Any, Final, Protocol
 
-#: The pseudo-capability a host reached over MCP announces (conformance.hosts.mcp).
-VIA_MCP: Final = "via.mcp"
+#: The paths under test: the reference host or a mutant in this process, an adapter reached
+#: through its driver-protocol ``invoke`` requests, or an adapter reached through MCP.
+INPROCESS: Final = "inprocess"
+DRIVER: Final = "driver"
+MCP: Final = "mcp"
+PATHS: Final = (INPROCESS, DRIVER, MCP)
 
 #: The skip reason of a check that cannot arise off the MCP wire (decisions S1, R9).
 NOT_VIA_MCP: Final = "not applicable: the run is not via MCP (--via mcp), so R9 cannot arise"
 
 
-class _Announces(Protocol):
-    def has(self, capability: str) -> bool: ...
+class _OnPath(Protocol):
+    @property
+    def path(self) -> str: ...
 
 
-def via_mcp(host: _Announces) -> bool:
-    """Return whether ``host``'s calls go through the MCP wire."""
-    return host.has(VIA_MCP)
+def via_mcp(host: _OnPath) -> bool:
+    """Return whether ``host``'s calls go through the MCP wire, as the suite chose the path."""
+    return host.path == MCP
 
 
 def _value(text: str) -> tuple[bool, Any]:
@@ -34,7 +41,7 @@ def _value(text: str) -> tuple[bool, Any]:
         return False, None
 
 
-def same_arguments(host: _Announces, received: str, sent: str) -> bool:
+def same_arguments(host: _OnPath, received: str, sent: str) -> bool:
     """Return whether the handler received the agent's arguments unchanged.
 
     Byte for byte on every path; over MCP, equal as JSON values (decisions R9.2).

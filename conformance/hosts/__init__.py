@@ -136,6 +136,25 @@ def build_host(selector: str | None, via: str = "driver", **driver_options: Any)
     return built
 
 
+def path_of(selector: str | None, via: str | None = "driver") -> str:
+    """Return the path under test that the suite's own options choose (decisions S1.8).
+
+    Never anything a host announces: the path is known to the suite alone.
+
+    Args:
+        selector: The ``--host`` option.
+        via: The ``--via`` option (``driver`` or ``mcp``); a host in this process has no other.
+
+    Returns:
+        ``inprocess``, ``driver`` or ``mcp`` (:data:`conformance.via.PATHS`).
+    """
+    from conformance.via import DRIVER, INPROCESS, MCP
+
+    if not is_adapter(selector):
+        return INPROCESS
+    return MCP if via == MCP else DRIVER
+
+
 def describe(selector: str | None) -> str:
     """Return a printable description of a ``--host`` value."""
     text = (selector or "").strip()

@@ -53,6 +53,28 @@ DEFAULT_CALL_TIMEOUT: Final = 30.0
 
 SUITE: Final = {"name": "secref-suite", "version": "0.1.0"}
 
+#: Names of the announced capabilities a refusal quotes; the rest are counted.
+SHOWN_NAMES: Final = 5
+
+#: Characters of one refused capability name quoted in an error.
+NAME_EXCERPT_CHARS: Final = 60
+
+
+def _published_capabilities() -> frozenset[str]:
+    """Return the protocol's published capability list, from its one source: the schema."""
+    text = (
+        resources.files("conformance")
+        .joinpath("schemas", "protocol", "common.schema.json")
+        .read_text(encoding="utf-8")
+    )
+    return frozenset(str(name) for name in json.loads(text)["$defs"]["capability"]["enum"])
+
+
+#: The capabilities an adapter may announce at ``start``: the protocol's published list
+#: (docs/driver-protocol.md, "Capabilities"), read from the ``capability`` definition of the
+#: protocol schema, its one source (decisions S1.8). Any other name is refused at ``start``.
+PUBLISHED_CAPABILITIES: Final = _published_capabilities()
+
 
 class HarnessError(HostSelectionError):
     """The run cannot go on: the adapter cannot be started, or speaks another protocol version.
@@ -92,6 +114,25 @@ class ProtocolViolationError(HostError):
     """A line that is not protocol, or (with validation) a message that fails its schema."""
 
 
+class UnpublishedCapabilityError(ProtocolViolationError):
+    """The handshake announced a capability outside the protocol's published list.
+
+    Refused at ``start`` with the names quoted (decisions S1.8): the suite never runs against a
+    host whose description it would have to guess at, and never lets a host name the suite's own
+    state, such as the path under test. At the first start it ends the run (exit status 2); at a
+    restart it is a host that changed (:class:`HostChangedError`).
+    """
+
+
+class HostChangedError(HostError):
+    """The adapter, started again, described another host: a harness error for the run.
+
+    Its name, version, language or capabilities differ from the first handshake's (decisions
+    S1.8). The running check ends as errored, never failed, the host is abandoned, and the run's
+    verdict is ``harness-error`` whatever the expectations file says.
+    """
+
+
 class HostRefusedError(HostError):
     """The adapter answered a request with an error response.
 
@@ -125,6 +166,74 @@ def quote(text: str, limit: int = LINE_EXCERPT_CHARS) -> str:
     text = text.rstrip("\r\n")
     cut = text if len(text) <= limit else text[:limit] + "…"
     return escape_controls(cut)
+
+
+# --- the host's description -------------------------------------------------------------------
+
+
+def _shown_names(names: Sequence[str]) -> str:
+    shown = ", ".join(f"'{quote(name, NAME_EXCERPT_CHARS)}'" for name in names[:SHOWN_NAMES])
+    more = len(names) - SHOWN_NAMES
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def is_suite_name(name: str) -> bool:
+    """Return whether ``name`` is a name of the suite's own, such as ``via.mcp``.
+
+    The path under test (in process, driver, MCP) is known to the suite alone (decisions S1.8).
+    """
+    return name.split(".", 1)[0] == "via"
+
+
+def published_capabilities(announced: object) -> frozenset[str]:
+    """Return the capabilities a handshake announced, each one of the published list.
+
+    Args:
+        announced: The ``capabilities`` member of the host's description, as the host sent it.
+
+    Returns:
+        The names, as a set.
+
+    Raises:
+        UnpublishedCapabilityError: ``announced`` is not a list of strings, or names a capability
+            outside :data:`PUBLISHED_CAPABILITIES`. The message names the cause on one line:
+            the offending names, quoted inert and cut, a name of the suite's own first.
+    """
+    if not isinstance(announced, list):
+        raise UnpublishedCapabilityError(
+            f"the host announces its capabilities as {type(announced).__name__}, not as a list "
+            "of the protocol's names (docs/driver-protocol.md#capabilities)"
+        )
+    odd = [type(name).__name__ for name in announced if not isinstance(name, str)]
+    if odd:
+        raise UnpublishedCapabilityError(
+            f"the host announces a capability that is not a string ({odd[0]}); each must be one "
+            "of the protocol's names (docs/driver-protocol.md#capabilities)"
+        )
+    names = list(dict.fromkeys(str(name) for name in announced))
+    own = [name for name in names if is_suite_name(name)]
+    if own:
+        raise UnpublishedCapabilityError(
+            f"the host announces {_shown_names(own)}, a name of the suite's own: the path under "
+            "test (in process, driver or MCP) is known to the suite alone, never announced by a "
+            "host (decisions S1.8)"
+        )
+    unknown = [name for name in names if name not in PUBLISHED_CAPABILITIES]
+    if unknown:
+        raise UnpublishedCapabilityError(
+            f"the host announces capabilities the driver protocol does not publish: "
+            f"{_shown_names(unknown)}; announce only names of the published list "
+            "(docs/driver-protocol.md#capabilities, decisions S1.8)"
+        )
+    return frozenset(names)
+
+
+def _announced_in(message: Mapping[str, Any]) -> None:
+    """Refuse a ``start`` response whose host description announces an unpublished name."""
+    result = message.get("result")
+    host = result.get("host") if isinstance(result, Mapping) else None
+    if isinstance(host, Mapping) and "capabilities" in host:
+        published_capabilities(host["capabilities"])
 
 
 # --- schemas ----------------------------------------------------------------------------------
@@ -164,8 +273,13 @@ class ProtocolSchemas:
 
         Raises:
             ProtocolViolationError: The message does not match. The text names the schema, the path
-                and the failing keyword, never the instance's content.
+                and the failing keyword, never the instance's content; a ``start`` response
+                that announces an unpublished capability is refused first, with the name quoted
+                (:class:`UnpublishedCapabilityError`).
         """
+        if name == "start.response":
+            # Judged by name first, so that the refusal names the capability (decisions S1.8).
+            _announced_in(message)
         error = next(iter(self._validators[name].iter_errors(message)), None)
         if error is None:
             return

@@ -34,9 +34,6 @@ from conformance.host import (
 from conformance.hosts import HostSelectionError
 from conformance.hosts.subprocess import SubprocessHost
 
-#: The pseudo-capability an MCP-path host adds to the adapter's, so checks can tell the path.
-VIA_MCP: Final = "via.mcp"
-
 #: The skip reason of a call whose argument text MCP cannot carry (decisions R9.2, S1).
 NOT_CARRIED: Final = (
     "not applicable: over MCP, params.arguments is a JSON object of unique keys in valid "
@@ -303,9 +300,12 @@ class McpHost:
     # --- HostUnderTest -------------------------------------------------------------------------
 
     def info(self) -> HostInfo:
-        """Return the adapter's description, with :data:`VIA_MCP` added."""
-        info = self.driver.info()
-        return HostInfo(info.name, info.version, info.language, info.capabilities | {VIA_MCP})
+        """Return the adapter's description, as its handshake gave it.
+
+        Nothing is added to it: the path under test is the suite's to know (conformance.via,
+        decisions S1.8), never part of what the host says about itself.
+        """
+        return self.driver.info()
 
     def reset(self, config: HostConfig) -> None:
         """Configure through the driver, and forget the calls of the last configuration."""

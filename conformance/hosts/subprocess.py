@@ -11,10 +11,13 @@ exit) and the protocol mapping (:mod:`conformance.hosts._connection`, with the v
 and schemas in :mod:`conformance.hosts._protocol`). A host that crashes, hangs or writes garbage
 makes the running check end with a :class:`HostError` naming the cause, and after
 :data:`MAX_CONSECUTIVE_FAILURES` such checks in a row it is abandoned: every later check ends at
-once with a :class:`HostAbandonedError`, and it is never started again. A version mismatch, or
-an adapter that cannot be started at all, is a :class:`HarnessError` for the whole run. It must
-never let a hang block the run, never leave a process or a pipe behind, and never put a
-configured secret value into an error message: text quoted from the host is redacted first.
+once with a :class:`HostAbandonedError`, and it is never started again. A version mismatch, a
+capability outside the protocol's published list, or an adapter that cannot be started at all,
+is a :class:`HarnessError` for the whole run; an adapter that, started again, describes another
+host ends the running check with a :class:`HostChangedError`, is abandoned, and makes the run a
+harness error (decisions S1.8). It must never let a hang block the run, never leave a process or
+a pipe behind, and never put a configured secret value into an error message: text quoted from
+the host is redacted first.
 """
 
 from __future__ import annotations
@@ -50,13 +53,16 @@ from conformance.hosts._protocol import (
     SUITE,
     HarnessError,
     HostAbandonedError,
+    HostChangedError,
     HostCrashedError,
     HostError,
     HostHungError,
     HostRefusedError,
     ProtocolSchemas,
     ProtocolViolationError,
+    UnpublishedCapabilityError,
     is_protocol_version,
+    published_capabilities,
     quote,
     split_command,
 )
@@ -81,6 +87,7 @@ __all__ = [
     "STDERR_TAIL_CHARS",
     "HarnessError",
     "HostAbandonedError",
+    "HostChangedError",
     "HostCrashedError",
     "HostError",
     "HostHungError",
@@ -89,6 +96,7 @@ __all__ = [
     "ProtocolSchemas",
     "ProtocolViolationError",
     "SubprocessHost",
+    "UnpublishedCapabilityError",
     "default_env",
     "main",
     "split_command",
@@ -176,6 +184,9 @@ class SubprocessHost:
         self._connection: Connection | None = None
         try:
             self._connection, self._info = self._connect()
+        except UnpublishedCapabilityError as error:
+            # The cause is the host's description, not its start: said as it is (S1.8).
+            raise HarnessError(str(error)) from error
         except HostError as error:
             raise HarnessError(f"the host could not be started: {error}") from error
 
@@ -242,7 +253,12 @@ class SubprocessHost:
             connection.close()
             raise ProtocolViolationError("the host's start result has no host description")
         try:
+            # Only the protocol's published names, never one of the suite's own (S1.8).
+            published_capabilities(host.get("capabilities", []))
             info = info_from_wire(host)
+        except UnpublishedCapabilityError:
+            connection.close()
+            raise
         except (KeyError, TypeError) as error:
             connection.close()
             raise ProtocolViolationError(
@@ -261,16 +277,37 @@ class SubprocessHost:
         return self._connection
 
     def _restart(self) -> Connection:
+        """Start the adapter again; it must describe the host its first handshake described.
+
+        Raises:
+            HostChangedError: It announced another name, version, language or capabilities
+                (decisions S1.8); the host is abandoned for the run.
+            HostError: It failed to start (the running check ends errored).
+            HarnessError: It cannot be run, or speaks another protocol version.
+        """
         if self._connection is not None:
             self._connection.close()
             self._connection = None
         self.restarts += 1
-        connection, info = self._connect()
-        if info.name != self._info.name:
+        try:
+            connection, info = self._connect()
+        except UnpublishedCapabilityError as error:
+            raise self._changed(str(error)) from error
+        differences = _differences(self._info, info)
+        if differences:
             connection.close()
-            raise HarnessError("the host announced another name after a restart")
+            raise self._changed("; ".join(differences))
         self._connection = connection
         return connection
+
+    def _changed(self, cause: str) -> HostChangedError:
+        """Abandon the host, which restarted as another, and return the error that says so."""
+        self._abandoned = (
+            f"the host restarted as another host ({self._redact_runs(cause)}): a harness "
+            "error for the run, not a failure of the check (decisions S1.8)"
+        )
+        self.close()
+        return HostChangedError(self._abandoned)
 
     # --- playing the operator ----------------------------------------------------------------
 
@@ -472,6 +509,27 @@ class SubprocessHost:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _differences(first: HostInfo, again: HostInfo) -> list[str]:
+    """Return how ``again``, a restart's description, differs from the first handshake's."""
+    found = [
+        f"its {label} was '{quote(before, LINE_EXCERPT_CHARS)}', "
+        f"now '{quote(after, LINE_EXCERPT_CHARS)}'"
+        for label, before, after in (
+            ("name", first.name, again.name),
+            ("version", first.version, again.version),
+            ("language", first.language, again.language),
+        )
+        if before != after
+    ]
+    added = sorted(again.capabilities - first.capabilities)
+    removed = sorted(first.capabilities - again.capabilities)
+    if added:
+        found.append("capabilities added: " + ", ".join(added))
+    if removed:
+        found.append("capabilities removed: " + ", ".join(removed))
+    return found
 
 
 def default_env() -> dict[str, str]:

@@ -9,6 +9,9 @@ line to it each time it is started, so a test can count the starts. Modes:
 - ``once``: behaves as ``crash`` the first time it is started, and exits with status 5 before
   the handshake every later time (counted in the starts file), as an adapter that cannot be
   started again.
+- ``rename`` and ``recapable``: behave as ``crash`` the first time they are started; every later
+  time (counted in the starts file) they answer every call, but announce another name, or
+  another capability, than at their first start (decisions S1.8).
 
 It uses only the standard library and nothing of the suite, as a third-party adapter would.
 """
@@ -32,6 +35,7 @@ def send(message: dict[str, object]) -> None:
 
 def main(mode: str, starts: Path | None) -> int:
     """Serve the protocol until told to stop, failing as ``mode`` says."""
+    earlier = 0
     if starts is not None:
         earlier = starts.read_text(encoding="utf-8").count("\n") if starts.exists() else 0
         with starts.open("a", encoding="utf-8") as file:
@@ -39,6 +43,12 @@ def main(mode: str, starts: Path | None) -> int:
         if mode == "once" and earlier:
             sys.stderr.write("failing adapter: cannot start again\n")
             return 5
+    host = dict(HOST)
+    changed = mode in ("rename", "recapable") and earlier > 0
+    if changed and mode == "rename":
+        host["name"] = "another adapter"
+    if changed and mode == "recapable":
+        host["capabilities"] = ["start", "observe.ledger"]
     for line in sys.stdin:
         message = json.loads(line)
         method, request_id = message.get("method"), message.get("id")
@@ -47,10 +57,14 @@ def main(mode: str, starts: Path | None) -> int:
                 sys.stdout.write("hello, this is not the protocol\n")
                 sys.stdout.flush()
                 continue
-            send({"id": request_id, "result": {"protocol": 1, "host": HOST}})
+            send({"id": request_id, "result": {"protocol": 1, "host": host}})
         elif method == "observe":
             send({"id": request_id, "result": EMPTY})
         elif method == "invoke":
+            if changed:
+                result = {"disposition": "ALLOWED", "text": "ok", "isError": False}
+                send({"id": request_id, "result": result})
+                continue
             sys.stderr.write("failing adapter: exiting at invoke\n")
             return 4
         elif method == "shutdown":
