@@ -31,7 +31,8 @@ from conformance.canary import (
     issued_count,
     surfaces_judged_by,
 )
-from conformance.hosts.subprocess import HostError
+from conformance.hosts import path_of
+from conformance.hosts.subprocess import HostChangedError, HostError
 from conformance.inert import escape_controls, escape_controls_keep_lines
 from conformance.outcomes import CheckRecord, HardeningRow, LeakError, Outcome, RequirementError
 from conformance.report import (
@@ -71,6 +72,8 @@ class State:
     stopped: str | None = None
     """Why the run ended before its last check, if it did (decisions S1.7)."""
     first_canary: int = field(default_factory=issued_count)
+    path: str = "driver"
+    """The path under test, from the suite's own options (decisions S1.8): never the host's word."""
     narrowed: tuple[str, ...] = ()
     """How pytest's own options narrowed the run (decisions S1.7)."""
     planned: frozenset[str] | None = None
@@ -200,6 +203,9 @@ class ConformanceHooks:
                 raise pytest.UsageError(f"--expectations: {error}") from error
         selection = config.getoption("secref_requirements", None) or ""
         state.selection = tuple(part.strip() for part in selection.split(",") if part.strip())
+        state.path = path_of(
+            config.getoption("secref_host", None), config.getoption("secref_via", "driver")
+        )
         state.narrowed = tuple(narrowing.describe(config, state.selection))
         self._selecting = False
         config.stash[STATE_KEY] = state
@@ -271,8 +277,10 @@ class ConformanceHooks:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        """Note where this check's canaries begin."""
-        item.stash[FIRST_CANARY_KEY] = issued_count()
+        """Note where this check's canaries begin: at its first attempt, so that a rerun's
+        redaction covers every attempt's canaries (conformance._rerun, decisions S1.6)."""
+        if FIRST_CANARY_KEY not in item.stash:
+            item.stash[FIRST_CANARY_KEY] = issued_count()
 
     @pytest.hookimpl(wrapper=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> Generator[None, object, object]:
@@ -429,6 +437,8 @@ class ConformanceHooks:
             # The host failed at the protocol level (crash, hang, garbage): nothing was learned.
             result.outcome = Outcome.ERROR
             result.detail = self._redact(item, f"host error: {error}")
+            # A host that restarted as another ends the run, not this check (decisions S1.8).
+            result.harness = isinstance(error, HostChangedError)
             report.longrepr = result.detail  # the cause, without a traceback through the suite
             return
         if isinstance(error, RequirementError):
@@ -528,6 +538,10 @@ class ConformanceHooks:
             except Exception as error:  # the report must still be written
                 state.problems.append(f"the catalog could not be loaded ({type(error).__name__})")
         checks = list(state.results.values())
+        for check in checks:
+            if check.harness and check.detail and check.detail not in state.problems:
+                # A harness error of the run, said once, whatever the expectations file says.
+                state.problems.append(check.detail)
         if not checks:
             # Skipped checks did run: what they could not see makes the run incomplete.
             state.problems.append("no conformance check executed")
@@ -545,9 +559,14 @@ class ConformanceHooks:
             digest: str | None = vectors.vectors_digest()
         except Exception:  # a missing corpus is a problem of its own, reported by the checks
             digest = None
+        host = dict(
+            state.host_info
+            or {"name": "unknown", "version": "", "language": "", "capabilities": []}
+        )
+        # The path is the suite's own (decisions S1.8): set here, over whatever came before.
+        host["via"] = state.path
         run = RunData(
-            host=state.host_info
-            or {"name": "unknown", "version": "", "language": "", "capabilities": []},
+            host=host,
             vectors_digest=digest,
             checks=checks,
             catalog=list(state.catalog.values()),
@@ -634,12 +653,19 @@ def _skip_reason(report: pytest.TestReport) -> str:
     return str(longrepr or "skipped")
 
 
-def host_metadata(info: Any, selector: str) -> dict[str, Any]:
-    """Return a host's description as the report holds it."""
+def host_metadata(info: Any, selector: str, path: str = "driver") -> dict[str, Any]:
+    """Return a host's description as the report holds it, with the suite's path under test.
+
+    Args:
+        info: The host's description, from its handshake: data, never the suite's state.
+        selector: The ``--host`` value.
+        path: The path under test, as the suite's options chose it (decisions S1.8).
+    """
     return {
         "name": info.name,
         "version": info.version,
         "language": info.language,
         "capabilities": sorted(info.capabilities),
         "selector": selector,
+        "via": path,
     }

@@ -72,6 +72,8 @@ def result_payload(result: CheckResult, hardening: Iterable[HardeningRow]) -> di
         "duration_s": result.duration_s,
         "unchecked": [list(pair) for pair in result.unchecked],
         "leak": result.leak,
+        "harness": result.harness,
+        "attempts": result.attempts,
         "reads": list(result.reads),
         "sweeps": [
             {"call": str(sweep["call"]), "searched": list(sweep["searched"])}
@@ -111,6 +113,8 @@ def result_from_payload(payload: Mapping[str, Any]) -> tuple[CheckResult, list[H
         duration_s=float(payload["duration_s"]),
         unchecked=pairs("unchecked"),
         leak=bool(payload["leak"]),
+        harness=bool(payload["harness"]),
+        attempts=int(payload["attempts"]),
         reads=tuple(payload["reads"]),
         sweeps=[
             {"call": sweep["call"], "searched": list(sweep["searched"])}

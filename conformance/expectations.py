@@ -5,8 +5,12 @@ This module owns reading ``--expectations FILE`` (JSON or YAML, checked against
 failing or errored check that a known-failure entry matches becomes ``baselined``: the run can
 pass, and the report shows each MUST it fails as "non-conformant (baselined)". An entry whose
 matched checks all pass is an unexpected pass, and fails the run, so a fixed bug cannot stay
-listed. A flaky entry turns failures of its checks into ``flaky`` and is never strict. It reads
-only the file it is given and reports only IDs, reasons and issue links, never a value.
+listed. A flaky entry forgives nothing here (decisions S1.6): it lets a check that failed
+without finding a value run again, a bounded number of times, during the run
+(:mod:`conformance._rerun`); a check that then passed is ``flaky`` and holds, and every other
+failure stays a failure. A leak is never flaky, and no entry touches a check that met a host
+restarting as another (decisions S1.8). It reads only the file it is given and reports only
+IDs, reasons and issue links, never a value.
 """
 
 from __future__ import annotations
@@ -235,7 +239,8 @@ class Applied:
         source: The file.
         baselined: (check, entry label) for each failure the file expected.
         unexpected: (entry label, checks) for each known failure whose checks all passed.
-        flaky: (check, entry label) for each failure forgiven as flaky.
+        flaky: (check, entry label) for each check listed flaky that failed, then passed on a
+            rerun (decisions S1.6).
         unused: Entries that matched no check of the run.
         declared: (requirement, reason) for each MUST declared unchecked.
     """
@@ -276,6 +281,8 @@ def apply(expectations: Expectations, checks: Sequence[CheckResult]) -> Applied:
     """
     applied = Applied(expectations.source)
     applied.declared = [(entry.id, entry.note()) for entry in expectations.unchecked]
+    # A check that met a host restarting as another is the run's harness error (decisions S1.8).
+    checks = [check for check in checks if not check.harness]
     for entry in expectations.known:
         matched = [check for check in checks if entry.matches(check)]
         if not matched:
@@ -300,15 +307,30 @@ def apply(expectations: Expectations, checks: Sequence[CheckResult]) -> Applied:
                     f"listed as a known failure ({entry.label}: {entry.note()}) but passed"
                 )
     for entry in expectations.flaky:
+        # Nothing is forgiven here (decisions S1.6): a check is flaky only if it failed without
+        # finding a value and then passed on a rerun during the run (conformance._rerun).
         matched = [check for check in checks if entry.matches(check)]
         if not matched:
             applied.unused.append(entry.label)
         for check in matched:
-            if check.outcome in _FAILING:
-                check.outcome = Outcome.FLAKY
-                check.detail = f"{check.detail or 'failed'} [flaky: {entry.note()}]"
+            if check.outcome is Outcome.FLAKY:
                 applied.flaky.append((check.nodeid, entry.label))
     return applied
+
+
+def rerun_entry(entries: Iterable[Entry], check: CheckResult) -> Entry | None:
+    """Return the flaky entry that lets ``check`` run again, or ``None`` (decisions S1.6).
+
+    Only a check that failed or errored without finding a value, and whose run could go on,
+    may run again: a leak is never flaky, and a host that restarted as another ends the run.
+
+    Args:
+        entries: The file's flaky entries.
+        check: The result of the check's latest attempt.
+    """
+    if check.leak or check.harness or check.outcome not in _FAILING:
+        return None
+    return next((entry for entry in entries if entry.matches(check)), None)
 
 
 def requirement_outcome(level: str, failed: Iterable[CheckResult]) -> str | None:
@@ -319,15 +341,16 @@ def requirement_outcome(level: str, failed: Iterable[CheckResult]) -> str | None
         failed: The checks whose failure names the requirement.
 
     Returns:
-        ``non-conformant (baselined)`` when each is baselined or flaky and one is baselined,
-        ``flaky`` when each is flaky, ``None`` when one still fails (or there are none).
+        ``non-conformant (baselined)`` when each is baselined (``non-strict`` for a SHOULD),
+        ``None`` when one still fails (or there are none). Only a known-failure entry forgives
+        a failure; a flaky entry never does (decisions S1.6).
     """
     outcomes = {check.outcome for check in failed}
-    if not outcomes or not outcomes <= {Outcome.BASELINED, Outcome.FLAKY}:
+    if not outcomes or not outcomes <= {Outcome.BASELINED}:
         return None
     if level == "SHOULD":
         return Outcome.NON_STRICT.value
-    return BASELINED_REQUIREMENT if Outcome.BASELINED in outcomes else Outcome.FLAKY.value
+    return BASELINED_REQUIREMENT
 
 
 def summary(applied: Mapping[str, Any]) -> list[str]:

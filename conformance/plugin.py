@@ -15,10 +15,10 @@ from typing import Final
 
 import pytest
 
-from conformance import _hooks, _stop, _xdist, junit
+from conformance import _hooks, _rerun, _stop, _xdist, junit
 from conformance.canary import Mint
 from conformance.host import HostUnderTest
-from conformance.hosts import HostSelectionError, build_host, describe
+from conformance.hosts import HostSelectionError, build_host, describe, path_of
 from conformance.hosts._framing import DEFAULT_MAX_LINE
 from conformance.hosts._protocol import DEFAULT_START_TIMEOUT
 from conformance.outcomes import not_applicable
@@ -26,6 +26,7 @@ from conformance.scenario import REFERENCE_CAPABILITY, RecordingHost
 
 _HOOKS_NAME: Final = "secref-conformance-hooks"
 _STOP_NAME: Final = "secref-conformance-stop"
+_RERUN_NAME: Final = "secref-conformance-rerun"
 _JUNIT_NAME: Final = "secref-conformance-junit"
 
 
@@ -132,7 +133,12 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line("markers", "vector(id): the conformance vector a case runs")
     if not config.pluginmanager.has_plugin(_HOOKS_NAME):
-        config.pluginmanager.register(_hooks.ConformanceHooks(config), _HOOKS_NAME)
+        hooks = _hooks.ConformanceHooks(config)
+        config.pluginmanager.register(hooks, _HOOKS_NAME)
+        flaky = hooks.expectations.flaky if hooks.expectations is not None else ()
+        if flaky and not config.pluginmanager.has_plugin(_RERUN_NAME):
+            # A check listed flaky that failed without a value runs again, bounded (S1.6).
+            config.pluginmanager.register(_rerun.FlakyReruns(config, flaky), _RERUN_NAME)
     if (
         config.getoption("xmlpath", None)
         and not _xdist.is_worker(config)
@@ -177,7 +183,7 @@ def secref_host(request: pytest.FixtureRequest) -> Iterator[HostUnderTest]:
         pytest.exit(f"secref-conformance: {error}", returncode=pytest.ExitCode.USAGE_ERROR)
     state = request.config.stash.get(_hooks.STATE_KEY, None)
     if state is not None:
-        state.host_info = _hooks.host_metadata(host.info(), describe(selector))
+        state.host_info = _hooks.host_metadata(host.info(), describe(selector), state.path)
     try:
         yield host
     finally:
@@ -189,10 +195,19 @@ def host(request: pytest.FixtureRequest, secref_host: HostUnderTest) -> Recordin
     """The host under test for one check, recorded for the canary sweep.
 
     A check of a ``reference-only`` requirement is skipped, with the reason, on any host that
-    is not the reference implementation.
+    is not the reference implementation. The path under test comes from the suite's options,
+    never from the host's description (decisions S1.8).
     """
-    recording = RecordingHost(secref_host)
     state = request.config.stash.get(_hooks.STATE_KEY, None)
+    path = (
+        state.path
+        if state is not None
+        else path_of(
+            request.config.getoption("secref_host", None),
+            request.config.getoption("secref_via", "driver"),
+        )
+    )
+    recording = RecordingHost(secref_host, path)
     if state is not None and state.catalog and isinstance(request.node, pytest.Item):
         scoped = [
             rid

@@ -135,7 +135,13 @@ class CheckResult:
         reads: The capabilities the check used or asked for.
         sweeps: For each call the canary sweep covered, the surfaces searched.
         not_searched: The surfaces the sweep could not search: unseen, never clean.
-        leak: Whether the failure is a value the canary sweep found.
+        leak: Whether the failure is a value the canary sweep found, on any attempt: such a
+            failure is never flaky and never rerun (decisions S1.6).
+        harness: Whether the check errored because the run cannot go on, such as a host that
+            restarted as another (decisions S1.8): the run is a harness error, and no entry of
+            an expectations file changes that.
+        attempts: How many times the check ran: more than once only when an expectations
+            file lists it as flaky and it failed without finding a value (decisions S1.6).
     """
 
     nodeid: str
@@ -152,6 +158,8 @@ class CheckResult:
     reads: tuple[str, ...] = ()
     sweeps: list[dict[str, Any]] = field(default_factory=list)
     not_searched: tuple[str, ...] = ()
+    harness: bool = False
+    attempts: int = 1
 
     @property
     def executed(self) -> bool:
@@ -181,7 +189,7 @@ def _counts(requirement: str, cited: Iterable[CheckResult]) -> dict[str, int]:
             Outcome.UNEXPECTED_PASS,
         ):
             counts["fail"] += 1
-        elif check.outcome in (Outcome.ERROR, Outcome.FLAKY):
+        elif check.outcome is Outcome.ERROR:
             counts["error"] += 1
         elif check.outcome is Outcome.SKIPPED:
             counts["skipped"] += 1
@@ -201,12 +209,14 @@ def run_scopes(host: Mapping[str, Any]) -> frozenset[str]:
     """Return the requirement scopes that apply to a run against ``host`` (its report entry).
 
     Every host answers for ``any-host`` rules; only the reference implementation for its own
-    (``reference-only``); only a run through MCP for the wire's rules (``mcp``).
+    (``reference-only``); only a run through MCP for the wire's rules (``mcp``). Whether the run
+    is through MCP is the suite's own ``via``, never a capability the host announced
+    (decisions S1.8).
     """
     scopes = {"any-host"}
     if "reference" in host.get("capabilities", ()):
         scopes.add("reference-only")
-    if host.get("via") == "mcp" or "via.mcp" in host.get("capabilities", ()):
+    if host.get("via") == "mcp":
         scopes.add("mcp")
     return frozenset(scopes)
 
@@ -340,7 +350,10 @@ def _fold(
                 if not reason.startswith(NOT_APPLICABLE_PREFIX)
             ]
             if judged and not blind:
-                result.outcome = Outcome.PASS.value
+                # A check that passed only on a rerun holds, and says so (decisions S1.6).
+                flaky = [check for check in judged if check.outcome is Outcome.FLAKY]
+                result.outcome = Outcome.FLAKY.value if flaky else Outcome.PASS.value
+                result.details = [f"{check.nodeid}: {check.detail}" for check in flaky]
             elif blind:
                 result.outcome = UNCHECKED
                 result.details = blind
@@ -370,10 +383,13 @@ def verdict(
 ) -> str:
     """Return the run's verdict (decisions S1.2).
 
-    A harness error when the harness reported a problem, a check errored, or no check ran at
-    all; not conformant when any check failed; incomplete when a MUST went unchecked that the
-    host did not declare, or when every check was skipped; conformant only when every MUST was
-    checked and held, or went unchecked by declaration, which the verdict then says.
+    A harness error when the harness reported a problem, a check errored, a check met a host
+    that restarted as another (decisions S1.8), or no check ran at all; not conformant when any
+    check failed; incomplete when a MUST went unchecked that the host did not declare, or when
+    every check was skipped; conformant only when every MUST was checked and held, or went
+    unchecked by declaration, which the verdict then says. A check that passed only on a rerun
+    (``flaky``, decisions S1.6) holds; a failure the expectations file baselined gives at best
+    ``non-conformant (baselined)``.
 
     Args:
         checks: Every check result of the run.
@@ -381,7 +397,11 @@ def verdict(
         unchecked: The IDs of the MUSTs the run could not check.
         declared: The IDs the host's expectations file declares unchecked.
     """
-    if problems or not checks or any(check.outcome is Outcome.ERROR for check in checks):
+    if (
+        problems
+        or not checks
+        or any(check.outcome is Outcome.ERROR or check.harness for check in checks)
+    ):
         return HARNESS_ERROR
     if any(check.outcome in (Outcome.FAIL, Outcome.UNEXPECTED_PASS) for check in checks):
         return NOT_CONFORMANT
@@ -577,6 +597,8 @@ def build_report(run: RunData) -> dict[str, Any]:
                 ],
                 "reads": list(check.reads),
                 "leak": check.leak,
+                "harnessError": check.harness,
+                "attempts": check.attempts,
                 "sweep": {"calls": check.sweeps, "notSearched": list(check.not_searched)},
                 "durationS": round(check.duration_s, 4),
             }

@@ -1,8 +1,9 @@
-"""Expectations files: known failures are baselined strictly, flaky checks are forgiven.
+"""Expectations files: known failures are baselined strictly; a flaky entry forgives nothing.
 
 These pin the rules a host team relies on when it gates its CI on the suite: a listed failure
 that still fails no longer fails the run but stays visible; a listed failure that passes fails
-the run; an invalid file is a harness error.
+the run; a flaky entry only lets a check run again (tests/conformance/test_flaky.py), so a
+failure that was not rerun stays a failure (decisions S1.6); an invalid file is a harness error.
 """
 
 from __future__ import annotations
@@ -186,24 +187,32 @@ def test_an_errored_check_can_be_baselined() -> None:
     assert errored.outcome is Outcome.BASELINED
 
 
-def test_flaky_checks_are_forgiven_but_not_strict() -> None:
-    """A flaky failure does not fail the run; a flaky pass is no surprise."""
+def test_flaky_entries_forgive_nothing_and_are_not_strict() -> None:
+    """A failure listed flaky stays a failure; a check that passed on a rerun is reported
+    flaky; a listed check that passed is no surprise (decisions S1.6)."""
     failing, passing = check(), check(nodeid=NODE + "x", outcome=Outcome.PASS)
+    rerun = check(nodeid=NODE + "y", outcome=Outcome.FLAKY)
     entry = Entry("check", "test_keys_refused", "timing")
-    applied = apply(Expectations("f", flaky=(entry,)), [failing, passing])
-    assert (failing.outcome, passing.outcome) == (Outcome.FLAKY, Outcome.PASS)
-    assert applied.flaky == [(NODE, entry.label)]
+    applied = apply(Expectations("f", flaky=(entry,)), [failing, passing, rerun])
+    assert (failing.outcome, passing.outcome) == (Outcome.FAIL, Outcome.PASS)
+    assert applied.flaky == [(NODE + "y", entry.label)]
+    assert not applied.unexpected
+    run = RunData({}, None, [failing], [], [], [], datetime.datetime.now(datetime.UTC), 0.0)
+    run.expectations = applied.to_report()
+    assert run.verdict() == NOT_CONFORMANT
 
 
 def test_requirement_outcome_keeps_baselined_musts_visible() -> None:
-    """A MUST failed only by baselined checks is non-conformant (baselined), never a pass."""
+    """A MUST failed only by baselined checks is non-conformant (baselined), never a pass; a
+    flaky check never forgives a failure that names the MUST (decisions S1.6)."""
     baselined, flaky, failing = (
         check(outcome=Outcome.BASELINED),
-        check(outcome=Outcome.FLAKY),
+        check(outcome=Outcome.FLAKY, failed=("GRAM-014",)),
         check(outcome=Outcome.FAIL),
     )
-    assert requirement_outcome("MUST", [baselined, flaky]) == BASELINED_REQUIREMENT
-    assert requirement_outcome("MUST", [flaky]) == "flaky"
+    assert requirement_outcome("MUST", [baselined]) == BASELINED_REQUIREMENT
+    assert requirement_outcome("MUST", [baselined, flaky]) is None
+    assert requirement_outcome("MUST", [flaky]) is None
     assert requirement_outcome("SHOULD", [baselined]) == "non-strict"
     assert requirement_outcome("MUST", [baselined, failing]) is None
     assert requirement_outcome("MUST", []) is None
