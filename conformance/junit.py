@@ -1,11 +1,12 @@
 """The JUnit XML file a CI dashboard reads, brought into line with the verdict (decisions S1.11).
 
 This module owns what the suite changes in the JUnit file pytest's own ``--junitxml`` writer
-wrote: a check whose failure the host's expectations file baselines (or lists as flaky) becomes
-a ``<skipped>`` with its reason, a check that errored (the host broke under it, or the harness
-did) an ``<error>`` instead of a ``<failure>``, the suite is named ``secref-conformance``, and
-one test case, ``secref-conformance::verdict``, passes when the run's exit code is 0 and fails
-otherwise with the verdict line as its message; the suite's counts are then recounted from the
+wrote: a check whose failure the host's expectations file baselines becomes a ``<skipped>``
+with its reason (a flaky check passed on a rerun and stays the pass pytest wrote), a check that
+errored (the host broke under it, or the harness did) an ``<error>`` instead of a
+``<failure>``, the suite is named ``secref-conformance``, and one test case,
+``secref-conformance::verdict``, passes when the run's exit code is 0 and fails otherwise with
+the verdict line as its message; the suite's counts are then recounted from the
 test cases. It works on the written file, after pytest's writer has finished with it, rather
 than on the writer's private per-test objects: the file's shape is the format's contract, the
 objects are pytest's internals. It never adds host text beyond what pytest wrote (the verdict
@@ -31,8 +32,9 @@ SUITE_NAME: Final = "secref-conformance"
 #: The name of the test case that carries the verdict.
 VERDICT_CASE: Final = "verdict"
 
-#: Check outcomes whose failure the expectations file accounted for: a skip with its reason.
-FORGIVEN: Final = frozenset({Outcome.BASELINED.value, Outcome.FLAKY.value})
+#: Check outcomes whose failure the expectations file accounted for: a skip with its reason. A
+#: flaky check is not one of them: it holds only because a rerun passed (decisions S1.6).
+FORGIVEN: Final = frozenset({Outcome.BASELINED.value})
 
 #: Check outcomes that mean nothing was learned: an ``<error>``, never a ``<failure>``.
 ERRORED: Final = frozenset({Outcome.ERROR.value})
