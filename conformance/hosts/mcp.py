@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager
@@ -52,6 +53,57 @@ DECISION_WORDS: Final = {
     Answer.TRUST_PROVIDER: ("trust_provider", "provider"),
     Answer.TRUST_SESSION: ("trust_session", "session"),
 }
+
+
+#: The one prefix an MCP layer may put before a JSON-RPC error's message (decisions R9.5): an
+#: error code (a JSON-RPC code is an integer), bare or after the layer's label, then a colon and
+#: a space. The official TypeScript SDK's ``McpError`` writes ``MCP error -32600: ``. Any other
+#: text before the refusal message is part of the message, and so is a second prefix.
+ERROR_CODE_PREFIX: Final = re.compile(r"(?:(?:MCP error|JSON-RPC error|Error) )?-?[0-9]{1,10}: ")
+
+
+def error_message(message: str) -> str:
+    """Return a JSON-RPC error's message as the agent reads the refusal in it (decisions R9.5).
+
+    Args:
+        message: The error's ``message`` as sent.
+
+    Returns:
+        ``message`` with one prefix of the shape :data:`ERROR_CODE_PREFIX` taken off its start,
+        or ``message`` itself when it has none.
+    """
+    prefix = ERROR_CODE_PREFIX.match(message)
+    return message[prefix.end() :] if prefix else message
+
+
+def read_final(final: Mapping[str, Any], key: object) -> CallResult:
+    """Return what the agent read from a call's last message, as the other paths report it.
+
+    Args:
+        final: The ``result`` or ``error`` payload the call ended with.
+        key: The adapter's ``dispositionMeta`` key, or ``None``.
+
+    Returns:
+        The text (a refusal's first text item, or a JSON-RPC error's message without its
+        accepted prefix; otherwise the text items joined by a newline), whether it is an error,
+        and the disposition a result names under ``key`` in its ``_meta``. The disposition is
+        empty when the message names none (then the ledger says it).
+    """
+    if "code" in final and "content" not in final:
+        return CallResult("", error_message(str(final.get("message", ""))), True)
+    texts = [
+        str(item.get("text", ""))
+        for item in final.get("content", ())
+        if isinstance(item, dict) and item.get("type") == "text"
+    ]
+    is_error = bool(final.get("isError", False))
+    # A refusal's message is the first text item (decisions R9.5).
+    text = texts[0] if is_error and texts else "\n".join(texts)
+    meta = final.get("_meta")
+    disposition = ""
+    if isinstance(key, str) and isinstance(meta, dict) and key in meta:
+        disposition = str(meta[key])
+    return CallResult(disposition, text, is_error)
 
 
 @dataclass(slots=True)
@@ -454,32 +506,16 @@ class McpHost:
 
     def _result_of(self, call: McpCall, ledger_before: int) -> CallResult:
         endpoint = self.driver.mcp_endpoint or {}
-        key = endpoint.get("dispositionMeta")
         final = next(
             (payload for kind, payload in reversed(call.messages) if kind in ("result", "error")),
             None,
         )
-        disposition = ""
         if final is None:
             return CallResult("UNKNOWN", "", True)
-        if "code" in final and "content" not in final:
-            text = str(final.get("message", ""))
-            is_error = True
-        else:
-            texts = [
-                str(item.get("text", ""))
-                for item in final.get("content", ())
-                if isinstance(item, dict) and item.get("type") == "text"
-            ]
-            is_error = bool(final.get("isError", False))
-            # A refusal's message is the first text item (decisions R9.5).
-            text = texts[0] if is_error and texts else "\n".join(texts)
-            meta = final.get("_meta")
-            if isinstance(key, str) and isinstance(meta, dict) and key in meta:
-                disposition = str(meta[key])
-        if not disposition:
-            disposition = self._ledger_disposition(ledger_before)
-        return CallResult(disposition, text, is_error)
+        read = read_final(final, endpoint.get("dispositionMeta"))
+        if read.disposition:
+            return read
+        return CallResult(self._ledger_disposition(ledger_before), read.text, read.is_error)
 
     def _ledger_disposition(self, before: int) -> str:
         lines = self.driver.observe().ledger_bytes.splitlines()

@@ -1,11 +1,13 @@
-"""What a mutant is, and how one is applied.
+"""What a mutant and a legal variant are, and how one is applied.
 
 This module owns the :class:`Mutant` record (a name, the one requirement it violates, a
-description and its patches) and :func:`applied`, which swaps one attribute of a
-``reference_impl`` module or class for a function of the original and puts it back afterwards.
-The mutants themselves live in the ``catalog_*`` modules beside it, gathered in order by
-:mod:`conformance.selftest.catalog`; this module must never import them, nor anything that runs
-the suite. A mutant changes behaviour only; none may print a value.
+description and its patches), the :class:`Variant` record (a host that takes an alternative
+the rulings allow, which the suite must pass), and :func:`applied`, which swaps one attribute
+of a ``reference_impl`` module or class for a function of the original and puts it back
+afterwards. The mutants themselves live in the ``catalog_*`` modules beside it, gathered in
+order by :mod:`conformance.selftest.catalog`, and the variants in
+:mod:`conformance.selftest.variants`; this module must never import them, nor anything that
+runs the suite. A mutant or variant changes behaviour only; none may print a value.
 """
 
 from __future__ import annotations
@@ -43,6 +45,25 @@ class Mutant:
     via: str = "inprocess"
 
 
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """One reference host changed to take an alternative the rulings allow (decisions S1.12).
+
+    Attributes:
+        name: A stable name, used on the command line.
+        requirements: The requirement IDs whose checks it must pass, every one of them.
+        description: What it does differently, in one sentence, and the ruling that allows it.
+        patches: How it is changed, as a mutant's patches are.
+        via: The path it is checked through, as :attr:`Mutant.via`.
+    """
+
+    name: str
+    requirements: tuple[str, ...]
+    description: str
+    patches: tuple[Patch, ...]
+    via: str = "inprocess"
+
+
 def _resolve(module_name: str, dotted: str) -> tuple[Any, str]:
     owner: Any = importlib.import_module(module_name)
     *parents, attribute = dotted.split(".")
@@ -52,8 +73,9 @@ def _resolve(module_name: str, dotted: str) -> tuple[Any, str]:
 
 
 @contextlib.contextmanager
-def applied(mutant: Mutant) -> Iterator[None]:
-    """Apply ``mutant``'s patches for the duration of the block, then undo them."""
+def applied(mutant: Mutant | Variant) -> Iterator[None]:
+    """Apply ``mutant``'s (or a variant's) patches for the duration of the block, then undo
+    them."""
     undo: list[tuple[Any, str, Any]] = []
     try:
         for module_name, dotted, transform in mutant.patches:

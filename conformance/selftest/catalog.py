@@ -202,6 +202,7 @@ ORDER: Final[tuple[str, ...]] = (
     "kept-arguments-unbounded",
     "host-failure-unrecorded",
     "vault-port-bug-crashes-call",
+    "mcp-refusal-error-behind-banner",
 )
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from conformance.selftest.base import Mutant
+from conformance.selftest.variants import refusals_as_errors
 
 _SERVER: Final = "reference_impl.mcp_server"
 
@@ -280,6 +281,14 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "MCP-006",
         "A refusal's first text item is a banner, not the refusal message.",
         ((_SERVER, "render", _refusal_behind_a_banner),),
+        via="mcp",
+    ),
+    Mutant(
+        "mcp-refusal-error-behind-banner",
+        "MCP-006",
+        "A refusal is a JSON-RPC error whose message puts a banner, not an error code, before "
+        "the refusal message.",
+        ((_SERVER, "render", refusals_as_errors("Refused: ")),),
         via="mcp",
     ),
     Mutant(

@@ -4,7 +4,8 @@ This module owns the two ways a mutant of :mod:`conformance.selftest.catalog` be
 under test: :func:`inprocess_host`, the in-process reference host with the mutant applied until
 it closes (``--host mutant:<name>``), and :func:`run_driver`, the reference driver serving it
 over driver protocol v1 (``python -m conformance.selftest driver <name>``, the command
-:func:`driver_command` returns), so a mutant can be checked through the subprocess path too. It
+:func:`driver_command` returns), so a mutant can be checked through the subprocess path too;
+the driver serves a legal variant (:mod:`conformance.selftest.variants`) the same way. It
 applies a mutant and undoes it, and nothing more: it must never run the suite nor import what
 does (:mod:`conformance.selftest.runner`, :mod:`conformance.cli`), and never print a value.
 """
@@ -65,9 +66,18 @@ def driver_command(name: str) -> str:
 
 
 def run_driver(name: str) -> int:
-    """Serve mutant ``name`` over driver protocol v1 on standard input and output."""
-    mutant = get(name)
+    """Serve mutant (or legal variant) ``name`` over driver protocol v1 on standard input and
+    output.
+
+    Raises:
+        KeyError: No mutant or variant has that name.
+    """
+    from conformance.selftest.variants import BY_NAME as VARIANTS
+
+    variant = VARIANTS.get(name)
+    changed = variant if variant is not None else get(name)
+    kind = "mutant" if variant is None else "variant"
     from reference_impl import driver
 
-    with applied(mutant):
-        return driver.main([], name=f"secref reference host (mutant {mutant.name})")
+    with applied(changed):
+        return driver.main([], name=f"secref reference host ({kind} {changed.name})")

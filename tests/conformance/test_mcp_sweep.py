@@ -9,7 +9,13 @@ import pytest
 
 from conformance.canary import Detector, Guarded, Surface, required_forms
 from conformance.host import Answer
-from conformance.hosts.mcp import McpCall, elicit_content, parse_arguments
+from conformance.hosts.mcp import (
+    McpCall,
+    elicit_content,
+    error_message,
+    parse_arguments,
+    read_final,
+)
 from conformance.mcp_sweep import sweep_mcp
 
 VALUE = 'canary "mcp" sweep/value+1'
@@ -130,3 +136,50 @@ def test_answers_map_onto_the_form() -> None:
     assert elicit_content(form, Answer.TRUST_SESSION) is None
     boolean = {"properties": {"ok": {"type": "boolean"}}}
     assert elicit_content(boolean, Answer.APPROVE) == {"ok": True}
+
+
+#: A refusal message of decisions R2, as a JSON-RPC error may carry it.
+REFUSAL = "Secret references are disabled on this host"
+
+
+@pytest.mark.req("MCP-006", "MSG-003")
+@pytest.mark.parametrize(
+    "prefix", ["", "MCP error -32600: ", "MCP error 1: ", "JSON-RPC error -32603: ", "-32000: "]
+)
+def test_an_error_code_prefix_is_taken_off_the_refusal(prefix: str) -> None:
+    """A JSON-RPC error's message reads as the refusal message after one accepted prefix."""
+    assert error_message(prefix + REFUSAL) == REFUSAL
+    read = read_final({"code": -32600, "message": prefix + REFUSAL}, "io.secref/disposition")
+    assert (read.text, read.is_error, read.disposition) == (REFUSAL, True, "")
+
+
+@pytest.mark.req("MCP-006", "MSG-003")
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        "Refused: ",
+        "Error: ",
+        "MCP error: ",
+        "MCP error -32600 ",
+        "mcp failure -32600: ",
+        "MCP error -32600: MCP error -32600: ",
+        " MCP error -32600: ",
+        "MCP error 12345678901: ",
+    ],
+)
+def test_other_text_before_the_refusal_stays_in_the_message(prefix: str) -> None:
+    """Text of any other shape before the refusal message, or a second prefix, is kept, so the
+    message checks see that it does not begin with the refusal's words."""
+    text = read_final({"code": -32600, "message": prefix + REFUSAL}, None).text
+    assert not text.startswith(REFUSAL)
+    assert text.endswith(REFUSAL)
+
+
+@pytest.mark.req("MCP-006")
+def test_a_prefix_is_not_taken_off_a_result() -> None:
+    """The prefix is accepted before a JSON-RPC error's message only, not in an isError result."""
+    result = {
+        "content": [{"type": "text", "text": "MCP error -32600: " + REFUSAL}],
+        "isError": True,
+    }
+    assert read_final(result, None).text == "MCP error -32600: " + REFUSAL

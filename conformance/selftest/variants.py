@@ -1,0 +1,56 @@
+"""Legal variants of the reference host: each takes an alternative the rulings allow.
+
+This module owns hosts the suite must pass (decisions S1.12): the reference host with a patch
+that makes it behave as another host following a ruling exactly would, where the reference
+host chose otherwise. Each names the requirements whose checks it must pass. They are served
+as mutants are (``python -m conformance.selftest driver NAME``), and the unit tests run the
+suite against each, narrowed to its requirements (``tests/mcp/test_variants.py``). A variant
+may change only what its ruling leaves to the host; nothing here may print a value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+from conformance.selftest.base import Variant
+
+_SERVER: Final = "reference_impl.mcp_server"
+
+#: The JSON-RPC error code the variants send refusals with, as an MCP layer might.
+REFUSAL_CODE: Final = -32600
+
+
+def refusals_as_errors(prefix: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Send every refusal and failed execution as a JSON-RPC error whose message is ``prefix``
+    followed by the refusal message (decisions R9.5)."""
+
+    def transform(original: Callable[..., Any]) -> Callable[..., Any]:
+        from mcp.shared.exceptions import MCPError
+
+        def render(outcome: Any, scrubbing: bool) -> Any:
+            if outcome.is_error:
+                raise MCPError(code=REFUSAL_CODE, message=prefix + outcome.text)
+            return original(outcome, scrubbing)
+
+        return render
+
+    return transform
+
+
+#: The prefix the official TypeScript SDK's ``McpError`` writes before a message.
+SDK_PREFIX: Final = f"MCP error {REFUSAL_CODE}: "
+
+VARIANTS: Final[tuple[Variant, ...]] = (
+    Variant(
+        "mcp-refusal-prefixed-error",
+        ("MCP-006", "MCP-011", "MSG-001", "MSG-003", "MSG-007", "ORD-001"),
+        "Every refusal and failed execution is a JSON-RPC error whose message is the refusal "
+        "message after the prefix an MCP layer adds (MCP error -32600: ), which R9.5 accepts.",
+        ((_SERVER, "render", refusals_as_errors(SDK_PREFIX)),),
+        via="mcp",
+    ),
+)
+
+#: Variants by name.
+BY_NAME: Final = {variant.name: variant for variant in VARIANTS}
