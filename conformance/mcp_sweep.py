@@ -32,6 +32,17 @@ _RESULT_SURFACES: Final = frozenset({Surface.MCP_RESULT, Surface.MCP_ERROR, Surf
 #: The members of a resource link the agent reads (decisions R9.3).
 LINK_MEMBERS: Final = ("uri", "name", "title", "description")
 
+#: The members of an elicitation request that carry the approval request's descriptors, where
+#: a username may stand (decisions R3.2, R9.6): its message and its requested schema, every
+#: string and member name of the schema at any depth. Nowhere else in the request.
+DESCRIPTOR_MEMBERS: Final = ("elicitation/message", "elicitation/requestedSchema")
+
+
+def in_descriptors(path: str) -> bool:
+    """Whether ``path`` (as :func:`conformance.canary.strings` names it, from ``elicitation``)
+    lies in a member of :data:`DESCRIPTOR_MEMBERS`."""
+    return any(path == member or path.startswith(member + "/") for member in DESCRIPTOR_MEMBERS)
+
 
 @dataclass(slots=True)
 class McpSweep:
@@ -169,7 +180,7 @@ def sweep_mcp(
                         Surface.MCP_ELICITATION,
                         text,
                         f"{where} {path}",
-                        allow_usernames=path == "elicitation/message",
+                        allow_usernames=in_descriptors(path),
                         extra=off,
                     )
     for number, params in enumerate(log_messages, start=1):

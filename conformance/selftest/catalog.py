@@ -203,6 +203,7 @@ ORDER: Final[tuple[str, ...]] = (
     "host-failure-unrecorded",
     "vault-port-bug-crashes-call",
     "mcp-refusal-error-behind-banner",
+    "mcp-schema-holds-password",
 )
 
 

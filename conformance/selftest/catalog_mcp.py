@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from conformance.selftest.base import Mutant
-from conformance.selftest.variants import refusals_as_errors
+from conformance.selftest.variants import descriptors_in_schema, refusals_as_errors
 
 _SERVER: Final = "reference_impl.mcp_server"
 
@@ -63,6 +63,28 @@ def _substituted_prompt(original: Callable[..., Any]) -> Callable[..., Any]:
                 marker = "{{secret:" + record.id + "}}"
                 shown = shown.replace(marker, record.password.reveal())
             return ask(dataclasses.replace(request, arguments=shown), timeout)
+
+        return original(self, tool, args, asking)
+
+    return call
+
+
+#: The passwords each open prompt's references name, by request id, for the schema to show.
+_PROMPT_PASSWORDS: dict[str, str] = {}
+
+
+def _prompt_passwords(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Note the passwords of the secrets each prompt's references name, by its request id."""
+
+    def call(self: Any, tool: str, args: str, ask: Callable[..., Any]) -> Any:
+        vault = self.harness.vault
+
+        def asking(request: Any, timeout: float) -> Any:
+            named = {reference.split(".")[0] for reference in request.secret_refs}
+            records = vault.records() if vault is not None else ()
+            shown = [record.password.reveal() for record in records if record.id in named]
+            _PROMPT_PASSWORDS[request.id] = " ".join(shown)
+            return ask(request, timeout)
 
         return original(self, tool, args, asking)
 
@@ -289,6 +311,21 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "A refusal is a JSON-RPC error whose message puts a banner, not an error code, before "
         "the refusal message.",
         ((_SERVER, "render", refusals_as_errors("Refused: ")),),
+        via="mcp",
+    ),
+    Mutant(
+        "mcp-schema-holds-password",
+        "MCP-007",
+        "The elicitation's requested schema repeats the descriptors, followed by the password "
+        "of each secret they name.",
+        (
+            (_SERVER, "HarnessBackend.call", _prompt_passwords),
+            (
+                _SERVER,
+                "elicitation_schema",
+                descriptors_in_schema(lambda request: " " + _PROMPT_PASSWORDS.get(request.id, "")),
+            ),
+        ),
         via="mcp",
     ),
     Mutant(

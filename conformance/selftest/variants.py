@@ -38,6 +38,23 @@ def refusals_as_errors(prefix: str) -> Callable[[Callable[..., Any]], Callable[.
     return transform
 
 
+def descriptors_in_schema(extra: Callable[[Any], str]) -> Callable[[Any], Any]:
+    """Repeat the approval request's descriptors, and ``extra(request)``, in the description of
+    the elicitation form's decision field (its requested schema, decisions R9.6)."""
+
+    def transform(original: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+        def elicitation_schema(request: Any) -> dict[str, Any]:
+            schema = original(request)
+            field = dict(schema["properties"]["decision"])
+            shown = "; ".join(request.descriptors) + extra(request)
+            field["description"] = f"{field.get('description', '')} Secrets: {shown}"
+            return {**schema, "properties": {**schema["properties"], "decision": field}}
+
+        return elicitation_schema
+
+    return transform
+
+
 #: The prefix the official TypeScript SDK's ``McpError`` writes before a message.
 SDK_PREFIX: Final = f"MCP error {REFUSAL_CODE}: "
 
@@ -48,6 +65,14 @@ VARIANTS: Final[tuple[Variant, ...]] = (
         "Every refusal and failed execution is a JSON-RPC error whose message is the refusal "
         "message after the prefix an MCP layer adds (MCP error -32600: ), which R9.5 accepts.",
         ((_SERVER, "render", refusals_as_errors(SDK_PREFIX)),),
+        via="mcp",
+    ),
+    Variant(
+        "mcp-descriptors-in-schema",
+        ("MCP-007", "MCP-008", "APPR-005", "APPR-010"),
+        "The elicitation's requested schema repeats the descriptors, usernames included, in "
+        "its decision field's description, which R9.6 and the username exception of R3.2 allow.",
+        ((_SERVER, "elicitation_schema", descriptors_in_schema(lambda _request: "")),),
         via="mcp",
     ),
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 
 import pytest
@@ -20,6 +21,8 @@ from conformance.mcp_sweep import sweep_mcp
 
 VALUE = 'canary "mcp" sweep/value+1'
 USERNAME = "canary-username-42"
+#: VALUE as it stands inside a JSON string, to put it where the username stood.
+VALUE_IN_JSON = json.dumps(VALUE)[1:-1]
 
 
 def _detector() -> Detector:
@@ -103,12 +106,51 @@ def test_elicitation_allows_the_username_in_its_message_only() -> None:
     asked = {"message": f"Secret: site ({USERNAME}) - password", "requestedSchema": {}}
     call = McpCall("t", {}, [("elicitation", asked)])
     assert sweep_mcp(_detector(), [call], [], []).leaks == []
-    leaky = {"message": "m", "requestedSchema": {"title": USERNAME}}
-    found = sweep_mcp(_detector(), [McpCall("t", {}, [("elicitation", leaky)])], [], [])
-    assert [leak.requirements for leak in found.leaks] == [("INV1", "MCP-007")]
     listing = {"tools": [{"name": "t", "description": VALUE}]}
     found = sweep_mcp(_detector(), [], [], [listing])
     assert "MCP-010" in found.leaks[0].requirements
+
+
+#: Where a host may put a descriptor, and so a username, in the requested schema.
+SCHEMA_PLACES: dict[str, Any] = {
+    "title": {"title": f"Secret: site ({USERNAME}) - password"},
+    "property-description": {
+        "properties": {"d": {"type": "string", "description": f"site ({USERNAME}) - password"}}
+    },
+    "enum-option": {"properties": {"d": {"type": "string", "enum": [f"approve {USERNAME}"]}}},
+    "property-name": {"properties": {f"site ({USERNAME})": {"type": "boolean"}}},
+}
+
+
+@pytest.mark.req("MCP-007", "APPR-005")
+@pytest.mark.parametrize("place", list(SCHEMA_PLACES))
+def test_elicitation_allows_the_username_in_its_requested_schema(place: str) -> None:
+    """A username may stand anywhere in the requested schema, as in the message (R3.2, R9.6)."""
+    asked = {"message": "Approve?", "requestedSchema": {"type": "object", **SCHEMA_PLACES[place]}}
+    found = sweep_mcp(_detector(), [McpCall("t", {}, [("elicitation", asked)])], [], [])
+    assert found.leaks == []
+    assert Surface.MCP_ELICITATION.value in found.searched
+
+
+@pytest.mark.req("MCP-007", "APPR-005")
+@pytest.mark.parametrize("place", list(SCHEMA_PLACES))
+def test_a_password_in_the_requested_schema_is_a_leak(place: str) -> None:
+    """Any other value in the requested schema, where a username would pass, is a leak."""
+    schema = json.loads(json.dumps(SCHEMA_PLACES[place]).replace(USERNAME, VALUE_IN_JSON))
+    asked = {"message": "Approve?", "requestedSchema": {"type": "object", **schema}}
+    found = sweep_mcp(_detector(), [McpCall("t", {}, [("elicitation", asked)])], [], [])
+    assert {leak.label for leak in found.leaks} == {"s.password"}
+    assert all(leak.requirements == ("INV1", "MCP-007") for leak in found.leaks)
+
+
+@pytest.mark.req("MCP-007", "APPR-005")
+@pytest.mark.parametrize("member", ["_meta", "mode", "requestedSchemaCopy"])
+def test_a_username_outside_the_descriptors_is_a_leak(member: str) -> None:
+    """Outside the message and the requested schema, a username is a leak like any value."""
+    asked = {"message": "Approve?", "requestedSchema": {}, member: {"note": USERNAME}}
+    found = sweep_mcp(_detector(), [McpCall("t", {}, [("elicitation", asked)])], [], [])
+    assert [leak.label for leak in found.leaks] == ["s.username"]
+    assert found.leaks[0].requirements == ("INV1", "MCP-007")
 
 
 @pytest.mark.req("MCP-002")
