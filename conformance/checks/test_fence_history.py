@@ -3,8 +3,11 @@
 This module owns the fence on a host whose rules have already moved: after a reset of every
 rule, a later revocation while a prompt is open must still refuse the approved call, and
 several changes made while one prompt is open must not cancel out. A host that folds its change
-counters together badly (OR, XOR) sees one change and misses the next. It acts
-on the host only from inside prompts, and must never let a refused call's tool run unnoticed.
+counters together badly (OR, XOR) sees one change and misses the next. A DENY that ASK or ALLOW
+replaced before the answer, with nothing else in between, leaves the host a choice (v1.2):
+refusing, or judging by the rule in force at the answer; both are accepted and reported. It
+acts on the host only from inside prompts, and must never let a refused call's tool run
+unnoticed.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import pytest
 
 from conformance.canary import Mint
 from conformance.host import Control
-from conformance.outcomes import require
+from conformance.outcomes import accept, require
 from conformance.scenario import (
     PROVIDER,
     RECORDER,
@@ -89,46 +92,103 @@ def test_reset_and_revocations_in_one_prompt(host: RecordingHost, mint: Mint) ->
     )
 
 
-#: What follows a DENY saved while the prompt is open: a second change of the same rule, which
-#: must not undo the first in the fence's eyes. The last saved rule may let the call through
-#: when decided afresh (ASK, ALLOW), so only the fence can refuse it.
-_AFTER_DENY: dict[str, Callable[[Control, str, str], None]] = {
-    "then-ask": lambda c, kind, name: c.save_rule(kind, name, "ASK"),
-    "then-allow": lambda c, kind, name: c.save_rule(kind, name, "ALLOW"),
-    "then-deny-again": lambda c, kind, name: c.save_rule(kind, name, "DENY"),
-    "then-revoke": lambda c, kind, name: c.revoke(kind, name),
+_SCOPES: dict[str, str] = {"tool": RECORDER.name, "provider": PROVIDER}
+
+#: A change of one scope's rule, made while the prompt is open: (capability, action).
+_Change = tuple[str, Callable[[Control, str, str], None]]
+
+
+def _save(rule: str) -> _Change:
+    return "control.save-rule", lambda c, kind, name: c.save_rule(kind, name, rule)
+
+
+_REVOKE: _Change = ("control.revoke", lambda c, kind, name: c.revoke(kind, name))
+_RESET: _Change = ("control.reset", lambda c, _kind, _name: c.reset())
+
+#: Changes made while one prompt is open, after which the call must be refused whatever else
+#: was saved (decisions R3.4, v1.2): a DENY still in force at the answer (FENCE-002), or a
+#: revocation or reset at any point (FENCE-001). A DENY that ASK or ALLOW replaced with nothing
+#: else in between is FENCE-005's choice instead (test_deny_replaced_before_the_answer).
+_REFUSING: dict[str, tuple[str, tuple[_Change, ...]]] = {
+    "deny-then-deny-again": ("FENCE-002", (_save("DENY"), _save("DENY"))),
+    "deny-then-ask-then-deny": ("FENCE-002", (_save("DENY"), _save("ASK"), _save("DENY"))),
+    "deny-then-revoke": ("FENCE-001", (_save("DENY"), _REVOKE)),
+    "deny-then-reset": ("FENCE-001", (_save("DENY"), _RESET)),
+    "deny-then-revoke-then-ask": ("FENCE-001", (_save("DENY"), _REVOKE, _save("ASK"))),
+    "revoke-then-ask": ("FENCE-001", (_REVOKE, _save("ASK"))),
+    "revoke-then-allow": ("FENCE-001", (_REVOKE, _save("ALLOW"))),
+    "reset-then-allow": ("FENCE-001", (_RESET, _save("ALLOW"))),
 }
 
-_SCOPES: dict[str, str] = {"tool": RECORDER.name, "provider": PROVIDER}
+
+def _changing(kind: str, changes: tuple[_Change, ...]) -> Callable[[Control], None]:
+    name = _SCOPES[kind]
+
+    def act(control: Control) -> None:
+        for _capability, change in changes:
+            change(control, kind, name)
+
+    return act
 
 
 @pytest.mark.req("FENCE-002", "FENCE-001", "INV4")
-@pytest.mark.parametrize("after", list(_AFTER_DENY))
+@pytest.mark.parametrize("after", list(_REFUSING))
 @pytest.mark.parametrize("kind", list(_SCOPES))
 def test_deny_saved_then_replaced_in_one_prompt(
     host: RecordingHost, mint: Mint, kind: str, after: str
 ) -> None:
-    """A DENY saved for the tool or the provider while the prompt is open refuses the approved
-    call even when the same rule is changed again before the answer: the fence counts changes,
-    so a second change must not bring the first one's count back."""
-    host.need("control.save-rule", "control.revoke")
+    """Several changes of the tool's or the provider's rule while the prompt is open refuse the
+    approved call when a DENY is still in force at the answer, or when any of them is a
+    revocation or reset, whatever is saved after it: a later change must not bring an earlier
+    one's count back."""
+    requirement, changes = _REFUSING[after]
+    host.need(*dict.fromkeys(capability for capability, _ in changes))
     secret = make_secret(mint)
     host.reset(config([secret]))
-    name = _SCOPES[kind]
-
-    def deny_then(control: Control) -> None:
-        control.save_rule(kind, name, "DENY")
-        _AFTER_DENY[after](control, kind, name)
-
-    outcome = host.invoke(RECORDER.name, args_json({"x": ref(secret.id)}), acting(deny_then))
+    outcome = host.invoke(
+        RECORDER.name, args_json({"x": ref(secret.id)}), acting(_changing(kind, changes))
+    )
     require(
         outcome.disposition == "POLICY_DENIED",
-        ("FENCE-002", "INV4"),
-        f"a DENY saved for the {kind} and then changed ({after}) while the prompt was open "
-        f"ended {outcome.disposition}",
+        (requirement, "INV4"),
+        f"{after} for the {kind} while the prompt was open ended {outcome.disposition}",
     )
     require(
         host.observe().receipts == (),
-        ("FENCE-002", "INV4"),
-        f"the tool ran after a DENY for the {kind} was saved and then changed ({after})",
+        (requirement, "INV4"),
+        f"the tool ran after {after} for the {kind} while the prompt was open",
     )
+
+
+@pytest.mark.req("FENCE-005")
+@pytest.mark.parametrize("rule", ["ASK", "ALLOW"])
+@pytest.mark.parametrize("kind", list(_SCOPES))
+def test_deny_replaced_before_the_answer(
+    host: RecordingHost, mint: Mint, kind: str, rule: str
+) -> None:
+    """A DENY saved and then replaced by ASK or ALLOW before the answer, with no revocation or
+    reset: the host refuses the call (the DENY counted) or judges it by the rule in force at the
+    answer, which runs it once as approved; either is accepted and reported."""
+    host.need("control.save-rule")
+    secret = make_secret(mint)
+    host.reset(config([secret]))
+    act = _changing(kind, (_save("DENY"), _save(rule)))
+    outcome = host.invoke(RECORDER.name, args_json({"x": ref(secret.id)}), acting(act))
+    ran = len(host.observe().receipts)
+    if outcome.disposition == "POLICY_DENIED":
+        require(
+            ran == 0,
+            "FENCE-005",
+            f"the tool ran after a DENY for the {kind} replaced by {rule}, though the call "
+            "was refused",
+        )
+        accept("FENCE-005", "refused")
+        return
+    require(
+        outcome.disposition == "APPROVED_ONCE" and ran == 1,
+        "FENCE-005",
+        f"a DENY for the {kind} replaced by {rule} before the answer ended "
+        f"{outcome.disposition} with the tool run {ran} times: neither refused as POLICY_DENIED "
+        "nor run once as APPROVED_ONCE by the rule in force at the answer",
+    )
+    accept("FENCE-005", "rule-at-answer")

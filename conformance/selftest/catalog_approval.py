@@ -211,7 +211,7 @@ def _stamp_without_provider(original: Callable[..., Any]) -> Callable[..., Any]:
     return stamp
 
 
-def _save_keeps_stamp(stamps_attribute: str) -> Callable[[Callable[..., None]], Any]:
+def save_keeps_stamp(stamps_attribute: str) -> Callable[[Callable[..., None]], Any]:
     """Saving a rule leaves the revocation stamp (``_tool_stamps`` or ``_provider_stamps``)."""
 
     def transform(original: Callable[..., None]) -> Callable[..., None]:
@@ -392,11 +392,11 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "Saving a rule does not move the stamp and the fence re-uses the pre-pass's DENY verdict, "
         "so a DENY saved during the prompt is missed.",
         (
-            ("reference_impl._policy", "Rules.save_tool_rule", _save_keeps_stamp("_tool_stamps")),
+            ("reference_impl._policy", "Rules.save_tool_rule", save_keeps_stamp("_tool_stamps")),
             (
                 "reference_impl._policy",
                 "Rules.save_provider_rule",
-                _save_keeps_stamp("_provider_stamps"),
+                save_keeps_stamp("_provider_stamps"),
             ),
             ("reference_impl._policy", "Rules.denied", _denied_as_before_prompt),
             (_REG, "Registry._approve", _fence_reuses_verdict),

@@ -200,10 +200,10 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
     ),
     Mutant(
         "saved-rule-toggles-stamp",
-        "FENCE-002",
+        "FENCE-001",
         "Saving a tool's or a provider's rule toggles its revocation stamp instead of counting "
-        "up, so a DENY saved and then replaced while one prompt is open leaves the stamp as it "
-        "was and the fence lets the approval through.",
+        "up, so a revocation followed by a saved ASK or ALLOW while one prompt is open leaves "
+        "the stamp as it was and the fence lets the approval through.",
         (
             ("reference_impl._policy", "Rules.save_tool_rule", _save_toggles_stamp("tool")),
             ("reference_impl._policy", "Rules.save_provider_rule", _save_toggles_stamp("provider")),

@@ -4,8 +4,8 @@ This module owns hosts the suite must pass (decisions S1.12): the reference host
 that makes it behave as another host following a ruling exactly would, where the reference
 host chose otherwise. Each names the requirements whose checks it must pass. They are served
 as mutants are (``python -m conformance.selftest driver NAME``), and the unit tests run the
-suite against each, narrowed to its requirements (``tests/mcp/test_variants.py``). A variant
-may change only what its ruling leaves to the host; nothing here may print a value.
+suite against each, narrowed to its requirements (``tests/conformance/test_variants.py``). A
+variant may change only what its ruling leaves to the host; nothing here may print a value.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from conformance.selftest.base import Variant
+from conformance.selftest.catalog_approval import save_keeps_stamp
 
 _SERVER: Final = "reference_impl.mcp_server"
+_POLICY: Final = "reference_impl._policy"
 
 #: The JSON-RPC error code the variants send refusals with, as an MCP layer might.
 REFUSAL_CODE: Final = -32600
@@ -74,6 +76,18 @@ VARIANTS: Final[tuple[Variant, ...]] = (
         "its decision field's description, which R9.6 and the username exception of R3.2 allow.",
         ((_SERVER, "elicitation_schema", descriptors_in_schema(lambda _request: "")),),
         via="mcp",
+    ),
+    Variant(
+        "fence-rule-at-answer",
+        ("FENCE-001", "FENCE-002", "FENCE-005", "INV4"),
+        "Saving a rule does not move the fence's stamps; the fence refuses on a revocation or "
+        "reset, and otherwise judges the call by the rule in force at the answer (upstream's "
+        "re-check that the rule is not DENY), which R3.4 (v1.2) allows.",
+        (
+            (_POLICY, "Rules.save_tool_rule", save_keeps_stamp("_tool_stamps")),
+            (_POLICY, "Rules.save_provider_rule", save_keeps_stamp("_provider_stamps")),
+        ),
+        via="driver",
     ),
 )
 
