@@ -7,8 +7,9 @@ official MCP Python SDK client to that endpoint. When the host elicits, the chec
 script answers (its answer mapped to an elicitation result); every message the server sends
 during a call (the result or JSON-RPC error, progress and log notifications, elicitation
 requests) is kept, in order, for the MCP sweep and the MCP checks. The disposition comes from
-the result's ``_meta`` key the adapter names, or else from the ledger (decisions R9.8). It must
-never print a canary, and never answer an elicitation but as the check's operator would.
+the result's ``_meta`` key the adapter names, or a JSON-RPC error's ``data``, or else from the
+ledger (decisions R9.8). It must never print a canary, and never answer an elicitation but as
+the check's operator would.
 """
 
 from __future__ import annotations
@@ -62,6 +63,11 @@ DECISION_WORDS: Final = {
 ERROR_CODE_PREFIX: Final = re.compile(r"(?:(?:MCP error|JSON-RPC error|Error) )?-?[0-9]{1,10}: ")
 
 
+#: The member of a JSON-RPC error's ``data`` object that names the call's disposition when the
+#: adapter's ``dispositionMeta`` key is not there (decisions R9.8, docs/driver-protocol.md).
+ERROR_DISPOSITION_MEMBER: Final = "disposition"
+
+
 def error_message(message: str) -> str:
     """Return a JSON-RPC error's message as the agent reads the refusal in it (decisions R9.5).
 
@@ -86,11 +92,19 @@ def read_final(final: Mapping[str, Any], key: object) -> CallResult:
     Returns:
         The text (a refusal's first text item, or a JSON-RPC error's message without its
         accepted prefix; otherwise the text items joined by a newline), whether it is an error,
-        and the disposition a result names under ``key`` in its ``_meta``. The disposition is
-        empty when the message names none (then the ledger says it).
+        and the disposition the message names: under ``key`` in a result's ``_meta``, or in a
+        JSON-RPC error's ``data`` object under ``key`` or, without it,
+        :data:`ERROR_DISPOSITION_MEMBER`. The disposition is empty when the message names none
+        (then the ledger says it).
     """
     if "code" in final and "content" not in final:
-        return CallResult("", error_message(str(final.get("message", ""))), True)
+        data = final.get("data")
+        named: object = None
+        if isinstance(data, Mapping):
+            member = key if isinstance(key, str) and key in data else ERROR_DISPOSITION_MEMBER
+            named = data.get(member)
+        disposition = named if isinstance(named, str) else ""
+        return CallResult(disposition, error_message(str(final.get("message", ""))), True)
     texts = [
         str(item.get("text", ""))
         for item in final.get("content", ())

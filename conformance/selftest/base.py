@@ -55,6 +55,8 @@ class Variant:
         description: What it does differently, in one sentence, and the ruling that allows it.
         patches: How it is changed, as a mutant's patches are.
         via: The path it is checked through, as :attr:`Mutant.via`.
+        hidden: Capabilities its adapter hides (through ``conformance.strip``), so that the
+            suite can learn what the variant shows only the way the variant shows it.
     """
 
     name: str
@@ -62,6 +64,7 @@ class Variant:
     description: str
     patches: tuple[Patch, ...]
     via: str = "inprocess"
+    hidden: tuple[str, ...] = ()
 
 
 def _resolve(module_name: str, dotted: str) -> tuple[Any, str]:

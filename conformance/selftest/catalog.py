@@ -204,6 +204,7 @@ ORDER: Final[tuple[str, ...]] = (
     "vault-port-bug-crashes-call",
     "mcp-refusal-error-behind-banner",
     "mcp-schema-holds-password",
+    "mcp-error-data-misnames-denial",
 )
 
 

@@ -329,6 +329,23 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         via="mcp",
     ),
     Mutant(
+        "mcp-error-data-misnames-denial",
+        "APPR-010",
+        "Refusals are JSON-RPC errors naming their disposition in their data, and a denial is "
+        "named POLICY_DENIED there, though the ledger records DENIED.",
+        (
+            (
+                _SERVER,
+                "render",
+                refusals_as_errors(
+                    "",
+                    lambda name: {"disposition": "POLICY_DENIED" if name == "DENIED" else name},
+                ),
+            ),
+        ),
+        via="mcp",
+    ),
+    Mutant(
         "mcp-numbers-as-strings",
         "MCP-002",
         "The MCP layer re-serializes every number of the arguments as a string.",

@@ -23,16 +23,20 @@ _POLICY: Final = "reference_impl._policy"
 REFUSAL_CODE: Final = -32600
 
 
-def refusals_as_errors(prefix: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def refusals_as_errors(
+    prefix: str, data: Callable[[str], object] = lambda _disposition: None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Send every refusal and failed execution as a JSON-RPC error whose message is ``prefix``
-    followed by the refusal message (decisions R9.5)."""
+    followed by the refusal message (decisions R9.5), and whose ``data`` is ``data`` of the
+    call's disposition (none when that is ``None``)."""
 
     def transform(original: Callable[..., Any]) -> Callable[..., Any]:
         from mcp.shared.exceptions import MCPError
 
         def render(outcome: Any, scrubbing: bool) -> Any:
             if outcome.is_error:
-                raise MCPError(code=REFUSAL_CODE, message=prefix + outcome.text)
+                message = prefix + outcome.text
+                raise MCPError(code=REFUSAL_CODE, message=message, data=data(outcome.disposition))
             return original(outcome, scrubbing)
 
         return render
@@ -76,6 +80,16 @@ VARIANTS: Final[tuple[Variant, ...]] = (
         "its decision field's description, which R9.6 and the username exception of R3.2 allow.",
         ((_SERVER, "elicitation_schema", descriptors_in_schema(lambda _request: "")),),
         via="mcp",
+    ),
+    Variant(
+        "mcp-disposition-in-error-data",
+        ("APPR-010", "APPR-008", "MCP-006", "MCP-011"),
+        "Every refusal and failed execution is a JSON-RPC error that names its disposition in "
+        'its data ({"disposition": ...}), which R9.8 allows; the adapter does not show its '
+        "ledger, so the suite can learn the disposition only there.",
+        ((_SERVER, "render", refusals_as_errors("", lambda name: {"disposition": name})),),
+        via="mcp",
+        hidden=("observe.ledger",),
     ),
     Variant(
         "fence-rule-at-answer",

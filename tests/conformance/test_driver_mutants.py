@@ -61,8 +61,10 @@ def test_every_must_has_a_mutant() -> None:
 def test_eight_mcp_mutants_reached_over_mcp() -> None:
     """At least 8 mutants break the MCP layer and are checked over the MCP wire."""
     over_mcp = [mutant for mutant in MUTANTS if mutant.via == "mcp"]
-    assert len(over_mcp) >= 8
-    assert all(mutant.requirement.startswith("MCP-") and mutant.driver for mutant in over_mcp)
+    assert len([mutant for mutant in over_mcp if mutant.requirement.startswith("MCP-")]) >= 8
+    # A broken MCP layer may also break a rule of the governed path as the agent reads it (the
+    # disposition a JSON-RPC error names, APPR-010); every one is served behind the driver.
+    assert all(mutant.driver for mutant in over_mcp)
 
 
 def test_every_section_and_invariant_is_covered() -> None:

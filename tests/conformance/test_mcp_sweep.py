@@ -225,3 +225,28 @@ def test_a_prefix_is_not_taken_off_a_result() -> None:
         "isError": True,
     }
     assert read_final(result, None).text == "MCP error -32600: " + REFUSAL
+
+
+@pytest.mark.req("APPR-010", "MCP-011")
+@pytest.mark.parametrize(
+    ("data", "key", "disposition"),
+    [
+        ({"disposition": "DENIED"}, None, "DENIED"),
+        ({"disposition": "DENIED"}, "acme/disposition", "DENIED"),
+        ({"acme/disposition": "TIMEOUT", "disposition": "x"}, "acme/disposition", "TIMEOUT"),
+        (None, "acme/disposition", ""),
+        (["DENIED"], None, ""),
+        ({"disposition": 3}, None, ""),
+        ({"other": "DENIED"}, None, ""),
+    ],
+)
+def test_a_json_rpc_error_names_its_disposition_in_its_data(
+    data: Any, key: str | None, disposition: str
+) -> None:
+    """A disposition in a JSON-RPC error's data (under the adapter's key, or "disposition") is
+    read; anything else leaves it to the ledger (empty here)."""
+    error: dict[str, Any] = {"code": -32600, "message": "MCP error -32600: " + REFUSAL}
+    if data is not None:
+        error["data"] = data
+    read = read_final(error, key)
+    assert (read.disposition, read.text, read.is_error) == (disposition, REFUSAL, True)
