@@ -342,6 +342,14 @@ def _fold(
             unjudged = [
                 reason for check in cited for rid, reason in check.unchecked if rid == entry.id
             ]
+            # A check that failed at another requirement stopped before judging this one: it is
+            # a check that could not judge it, never a pass and never "cannot arise" (decisions
+            # S1.1, S1.4, S1.12).
+            unjudged += [
+                f"{check.nodeid} failed at {', '.join(check.failed)} before judging it"
+                for check in cited
+                if check.outcome is Outcome.FAIL and entry.id not in check.failed
+            ]
             # A case the suite could not see is a case not certified, however many others
             # passed: a host must not escape a check by hiding what it would have read.
             blind = [

@@ -103,6 +103,22 @@ def test_all_skipped_is_unchecked_and_not_applicable_is_its_own_outcome() -> Non
     assert folded == {"LOG-001": UNCHECKED, "VAULT-003": NOT_APPLICABLE}
 
 
+def test_a_check_that_failed_at_another_requirement_judged_nothing_else() -> None:
+    """A requirement whose only check failed naming another is unchecked, never not-applicable;
+    one passed by a check is still unchecked when another of its checks stopped at a failure of
+    another requirement before judging it (decisions S1.1, S1.12)."""
+    stopped = CheckResult(
+        "c1", ("LOG-001", "VAULT-003"), outcome=Outcome.FAIL, failed=("VAULT-003",)
+    )
+    passed = CheckResult("c2", ("LOG-001",), outcome=Outcome.PASS)
+    alone = {item.info.id: item for item in requirement_outcomes([MUST, OTHER], [stopped])}
+    assert alone["LOG-001"].outcome == UNCHECKED
+    assert "failed at VAULT-003 before judging it" in alone["LOG-001"].details[0]
+    assert alone["VAULT-003"].outcome == "fail"
+    both = {item.info.id: item.outcome for item in requirement_outcomes([MUST], [stopped, passed])}
+    assert both["LOG-001"] == UNCHECKED
+
+
 def test_one_unseen_case_leaves_the_requirement_unchecked() -> None:
     """Cases that passed do not certify a case the suite could not see."""
     passed = CheckResult("revoke-case", ("LOG-001",))
