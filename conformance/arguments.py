@@ -8,6 +8,7 @@ runs nothing, and prints nothing.
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -55,3 +56,19 @@ def base_arguments(modules: Sequence[str] = (CHECKS,)) -> list[str]:
         "-p",
         "no:logging",
     ]
+
+
+def process_count(text: str) -> int:
+    """Parse a count of processes to run side by side (``--workers``, ``selftest --jobs``).
+
+    Raises:
+        argparse.ArgumentTypeError: ``text`` is not a whole number of at least 1 (a usage error,
+            exit 2).
+    """
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of processes: {text!r}") from None
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"at least 1 process is needed, not {count}")
+    return count

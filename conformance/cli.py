@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from conformance.arguments import base_arguments
+from conformance.arguments import base_arguments, process_count
 from conformance.report import EXIT_CODES, HARNESS_ERROR
 
 #: Where reports go unless told otherwise.
@@ -101,7 +101,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--workers",
-        type=_worker_count,
+        type=process_count,
         default=1,
         metavar="N",
         help="run the checks in N processes (pytest-xdist), each with a host of its own; the "
@@ -113,21 +113,6 @@ def _parser() -> argparse.ArgumentParser:
         help="after '--', further pytest arguments (for example -k or -x)",
     )
     return parser
-
-
-def _worker_count(text: str) -> int:
-    """Return ``--workers``'s value: a whole number of processes, at least 1.
-
-    Raises:
-        argparse.ArgumentTypeError: ``text`` is not such a number (a usage error, exit 2).
-    """
-    try:
-        count = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number of processes: {text!r}") from None
-    if count < 1:
-        raise argparse.ArgumentTypeError(f"at least 1 process is needed, not {count}")
-    return count
 
 
 def run(

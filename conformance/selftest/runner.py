@@ -23,9 +23,10 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
-from conformance.arguments import base_arguments
+from conformance._stop import GENERATED_MARK
+from conformance.arguments import base_arguments, process_count
 from conformance.catalog import SHOULD, load_catalog
 from conformance.selftest import collection, pool
 from conformance.selftest import strip as stripping
@@ -34,9 +35,6 @@ from conformance.selftest.catalog import BY_NAME, MUTANTS
 from conformance.selftest.hosts import driver_command, run_driver
 
 __all__ = ["Verdict", "judge", "main", "path_arguments", "path_of", "selftest"]
-
-#: What the generated grammar corpus's vector IDs hold (docs/vectors.md).
-GENERATED_MARK: Final = "gen-"
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--broad", action="store_true")
     run.add_argument(
         "--jobs",
-        type=_positive,
+        type=process_count,
         default=pool.default_workers(),
         metavar="N",
         help="runs side by side, each in a process of its own (default: one per core)",
@@ -311,14 +309,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         strip_corpus=options.strip_corpus,
         workers=options.jobs,
     )
-
-
-def _positive(text: str) -> int:
-    """Parse a count of at least 1, for ``--jobs``."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
