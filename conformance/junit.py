@@ -4,13 +4,20 @@ This module owns what the suite changes in the JUnit file pytest's own ``--junit
 wrote: a check whose failure the host's expectations file baselines becomes a ``<skipped>``
 with its reason (a flaky check passed on a rerun and stays the pass pytest wrote), a check that
 errored (the host broke under it, or the harness did) an ``<error>`` instead of a
-``<failure>``, the suite is named ``secref-conformance``, and one test case,
+``<failure>``, a check judged failed or skipped after pytest's report was written gets the
+result it ended with, the suite is named ``secref-conformance``, and one test case,
 ``secref-conformance::verdict``, passes when the run's exit code is 0 and fails otherwise with
-the verdict line as its message; the suite's counts are then recounted from the
-test cases. It works on the written file, after pytest's writer has finished with it, rather
-than on the writer's private per-test objects: the file's shape is the format's contract, the
-objects are pytest's internals. It never adds host text beyond what pytest wrote (the verdict
-line is the suite's own), and it never touches a file it cannot parse.
+the verdict line as its message; the suite's counts are then recounted from the test cases.
+
+The file it leaves is valid against the JUnit schema of pytest's ``xunit2`` family, whatever
+family pytest wrote: a test case's properties, which that schema does not allow, move into its
+``<system-out>`` as ``secref NAME: VALUE`` lines, and attributes the schema does not know (the
+``file`` and ``line`` of the ``xunit1`` family) are dropped.
+
+It works on the written file, after pytest's writer has finished with it, rather than on the
+writer's private per-test objects: the file's shape is the format's contract, the objects are
+pytest's internals. It never adds host text beyond what pytest wrote (the verdict line is the
+suite's own), and it never touches a file it cannot parse.
 """
 
 from __future__ import annotations
@@ -39,8 +46,50 @@ FORGIVEN: Final = frozenset({Outcome.BASELINED.value})
 #: Check outcomes that mean nothing was learned: an ``<error>``, never a ``<failure>``.
 ERRORED: Final = frozenset({Outcome.ERROR.value})
 
+#: Check outcomes that are a failure: a ``<failure>`` when pytest's writer wrote none.
+FAILED: Final = frozenset({Outcome.FAIL.value, Outcome.UNEXPECTED_PASS.value})
+
+#: Check outcomes that are a skip: a ``<skipped>`` when pytest's writer wrote none.
+SKIPPED: Final = frozenset({Outcome.SKIPPED.value})
+
 #: The elements a test case's result can be.
 _RESULTS: Final = ("failure", "error", "skipped")
+
+#: The attributes the ``xunit2`` schema allows on a test case, and on the suite.
+_CASE_ATTRIBUTES: Final = frozenset({"name", "time", "classname", "group"})
+_SUITE_ATTRIBUTES: Final = frozenset(
+    {
+        "name",
+        "tests",
+        "failures",
+        "errors",
+        "group",
+        "time",
+        "skipped",
+        "timestamp",
+        "hostname",
+        "id",
+        "package",
+        "file",
+        "log",
+        "url",
+        "version",
+    }
+)
+_ROOT_ATTRIBUTES: Final = frozenset({"name", "time", "tests", "failures", "errors"})
+
+#: The children the ``xunit2`` schema allows in a test case.
+_CASE_CHILDREN: Final = frozenset(
+    {
+        *_RESULTS,
+        "rerunFailure",
+        "rerunError",
+        "flakyFailure",
+        "flakyError",
+        "system-out",
+        "system-err",
+    }
+)
 
 
 def case_key(nodeid: str, prefix: str | None = None) -> tuple[str, str]:
@@ -80,6 +129,40 @@ def _as(case: ElementTree.Element, tag: str, message: str, text: str | None) -> 
         len(case),
     )
     case.insert(index, element)
+
+
+def _prune(element: ElementTree.Element, allowed: frozenset[str]) -> None:
+    """Drop the attributes of ``element`` the schema does not allow there."""
+    for name in [name for name in element.attrib if name not in allowed]:
+        del element.attrib[name]
+
+
+def _to_schema(case: ElementTree.Element) -> None:
+    """Make one test case valid for the ``xunit2`` schema, keeping what its properties said.
+
+    Its ``<properties>`` (the requirement IDs, the vector, the outcome the suite recorded)
+    become ``secref NAME: VALUE`` lines at the head of its ``<system-out>``; any other child
+    the schema does not know is dropped.
+    """
+    _prune(case, _CASE_ATTRIBUTES)
+    lines = [
+        f"secref {item.get('name', '')}: {item.get('value', '')}"
+        for properties in case.findall("properties")
+        for item in properties.iter("property")
+    ]
+    for child in [child for child in case if child.tag not in _CASE_CHILDREN]:
+        case.remove(child)
+    if not lines:
+        return
+    out = case.find("system-out")
+    if out is None:
+        out = ElementTree.SubElement(case, "system-out")
+    out.text = "\n".join(lines) + ("\n" + out.text if out.text else "")
+
+
+def _result(case: ElementTree.Element) -> str | None:
+    """Return the tag of the result pytest's writer gave ``case``, or ``None`` for a pass."""
+    return next((child.tag for child in case if child.tag in _RESULTS), None)
 
 
 def _recount(suite: ElementTree.Element) -> None:
@@ -123,18 +206,28 @@ def rewrite(
     suite = root if root.tag == "testsuite" else root.find("testsuite")
     if suite is None:
         return False
-    cases = {(case.get("classname", ""), case.get("name", "")): case for case in suite}
+    cases = {
+        (case.get("classname", ""), case.get("name", "")): case for case in suite.iter("testcase")
+    }
     for check in checks:
         case = cases.get(case_key(str(check["id"]), prefix))
         if case is None:
             continue
         detail = escape_controls(str(check.get("detail") or check["outcome"]))
-        if check["outcome"] in FORGIVEN:
-            _as(case, "skipped", detail, f"{check['outcome']}: {detail}")
-        elif check["outcome"] in ERRORED:
+        outcome, written = check["outcome"], _result(case)
+        if outcome in FORGIVEN:
+            _as(case, "skipped", detail, f"{outcome}: {detail}")
+        elif outcome in ERRORED:
             found = case.find("failure")
-            if found is not None:
-                _as(case, "error", detail, found.text)
+            if found is not None or written is None:
+                _as(case, "error", detail, found.text if found is not None else None)
+        elif outcome in FAILED and written not in ("failure", "error"):
+            # Judged failed after pytest's report was written (a late search, say).
+            _as(case, "failure", detail, f"{outcome}: {detail}")
+        elif outcome in SKIPPED and written is None:
+            _as(case, "skipped", detail, f"{outcome}: {detail}")
+    for case in suite.iter("testcase"):
+        _to_schema(case)
     verdict = ElementTree.SubElement(
         suite, "testcase", classname=SUITE_NAME, name=VERDICT_CASE, time="0.000"
     )
@@ -143,8 +236,10 @@ def rewrite(
         failure = ElementTree.SubElement(verdict, "failure", message=line)
         failure.text = f"exit code {exit_code}: {line}"
     suite.set("name", SUITE_NAME)
+    _prune(suite, _SUITE_ATTRIBUTES)
     if root is not suite:
         root.set("name", SUITE_NAME)
+        _prune(root, _ROOT_ATTRIBUTES)
     _recount(suite)
     tree.write(target, encoding="utf-8", xml_declaration=True)
     return True

@@ -1,8 +1,9 @@
 """The JUnit file agrees with the verdict (decisions S1.11), and a narrowed run says so (S1.7).
 
-Each run writes its JUnit file through pytest's own writer; the file is read back with
-junitparser, as a CI dashboard would, and its counts, skips, errors and the verdict test case
-are held to the JSON report's verdict and exit code.
+Each run writes its JUnit file through pytest's own writer; the file is validated against the
+xunit2 schema, read back with junitparser, as a CI dashboard would, and its counts, skips,
+errors and the verdict test case are held to the JSON report's verdict and exit code
+(:mod:`tests.conformance.junit_file`).
 """
 
 from __future__ import annotations
@@ -10,12 +11,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import junitparser
 import pytest
 
-from conformance.junit import SUITE_NAME, VERDICT_CASE, case_key, rewrite
+from conformance.junit import SUITE_NAME, VERDICT_CASE, JunitVerdict, case_key, rewrite
 from conformance.report import NARROWED, verdict_text
+from tests.conformance.junit_file import assert_agrees, read_suite, schema_errors
 from tests.conformance.suite_runs import SuiteRun, run_suite
 
 PYTHON = sys.executable
@@ -23,13 +26,10 @@ BROKEN_HOST = Path(__file__).parent / "broken_hosts" / "broken_host.py"
 
 
 def _suite(run: SuiteRun) -> junitparser.TestSuite:
-    """Return the one test suite of the run's JUnit file."""
-    xml = junitparser.JUnitXml.fromfile(str(run.junit_path))
-    suites = list(xml) if isinstance(xml, junitparser.JUnitXml) else [xml]
-    assert len(suites) == 1
-    suite = suites[0]
-    assert isinstance(suite, junitparser.TestSuite)
-    return suite
+    """Return the one test suite of the run's JUnit file, held to the run's report and exit
+    code: valid, its counts the run's own, its verdict case red exactly when the gate is."""
+    report = run.report()
+    return assert_agrees(run.junit_path, report, JunitVerdict.exit_code(report, run.status))
 
 
 def _verdict_case(suite: junitparser.TestSuite) -> junitparser.TestCase:
@@ -169,3 +169,53 @@ def test_rewrite_leaves_a_file_it_cannot_read(tmp_path: Path) -> None:
     foreign.write_text("<html/>", encoding="utf-8")
     assert not rewrite(foreign, [], "x", 1)
     assert foreign.read_text(encoding="utf-8") == "<html/>"
+
+
+#: A file as pytest's writer of the ``xunit1`` family writes it, with per-test properties.
+RAW_XUNIT1 = """<?xml version="1.0" encoding="utf-8"?>
+<testsuites name="pytest tests"><testsuite name="pytest" errors="0" failures="1" skipped="0"
+ tests="2" time="0.5" timestamp="2026-01-01T00:00:00" hostname="h"><properties>
+<property name="secref-verdict" value="not-conformant" /></properties>
+<testcase classname="conformance.checks.test_a" name="test_one" file="conformance/checks/test_a.py"
+ line="3" time="0.1"><properties><property name="requirement" value="APPR-003" />
+<property name="outcome" value="fail" /></properties><failure message="boom">trace</failure>
+<system-out>printed</system-out></testcase>
+<testcase classname="conformance.checks.test_a" name="test_two" file="conformance/checks/test_a.py"
+ line="9" time="0.1"><properties><property name="requirement" value="APPR-003" /></properties>
+</testcase></testsuite></testsuites>
+"""
+
+
+def test_rewrite_leaves_a_schema_valid_file_whatever_pytest_wrote(tmp_path: Path) -> None:
+    """Per-test properties and the ``xunit1`` attributes break the xunit2 schema; the rewritten
+    file is valid, and what the properties said is kept in each case's output."""
+    path = tmp_path / "junit.xml"
+    path.write_text(RAW_XUNIT1, encoding="utf-8")
+    assert schema_errors(path), "the raw file is valid already, so the test proves nothing"
+    checks: list[dict[str, Any]] = [
+        {"id": "conformance/checks/test_a.py::test_one", "outcome": "fail", "detail": "boom"},
+        {"id": "conformance/checks/test_a.py::test_two", "outcome": "pass", "detail": None},
+    ]
+    assert rewrite(path, checks, "not-conformant", 1)
+    suite = read_suite(path)
+    assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (3, 2, 0, 0)
+    one = next(case for case in suite if case.name == "test_one")
+    assert one.system_out == "secref requirement: APPR-003\nsecref outcome: fail\nprinted"
+    assert 'file="' not in path.read_text(encoding="utf-8")
+
+
+def test_a_check_judged_after_its_report_gets_the_result_it_ended_with(tmp_path: Path) -> None:
+    """A check pytest's writer recorded as a pass but the run judged failed (a late search) or
+    errored is a failure or an error in the file, so the counts stay the run's own."""
+    path = tmp_path / "junit.xml"
+    path.write_text(RAW_XUNIT1, encoding="utf-8")
+    checks = [
+        {"id": "conformance/checks/test_a.py::test_one", "outcome": "error", "detail": "hung"},
+        {"id": "conformance/checks/test_a.py::test_two", "outcome": "fail", "detail": "late"},
+    ]
+    assert rewrite(path, checks, "harness-error", 2)
+    suite = read_suite(path)
+    assert (suite.failures, suite.errors) == (2, 1)
+    two = next(case for case in suite if case.name == "test_two")
+    assert [type(result).__name__ for result in two.result] == ["Failure"]
+    assert two.result[0].message == "late"
