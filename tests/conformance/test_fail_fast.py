@@ -27,6 +27,7 @@ from conformance.hosts.subprocess import (
     MAX_CONSECUTIVE_FAILURES,
     HostAbandonedError,
     HostCrashedError,
+    HostError,
     SubprocessHost,
 )
 
@@ -180,6 +181,34 @@ def test_host_that_cannot_be_started_again_is_abandoned(tmp_path: Path) -> None:
             host.observe()
     finally:
         host.close()
+    assert starts.read_text(encoding="utf-8").count("\n") == MAX_CONSECUTIVE_FAILURES
+
+
+def test_host_whose_handshake_hangs_after_a_restart_is_abandoned(tmp_path: Path) -> None:
+    """A host that answers its first start, crashes on an invoke, then never answers the
+    handshake again: each restart ends at the handshake bound, and after three failures in a
+    row it is abandoned, every later check errored at once with the cause (decisions S1.10)."""
+    starts = tmp_path / "starts.txt"
+    bound = 1.0
+    host = SubprocessHost(adapter("stuck", starts), call_timeout=5.0, start_timeout=bound)
+    started = time.monotonic()
+    try:
+        host.reset(CONFIG)
+        with pytest.raises(HostCrashedError, match="exited with status 4"):
+            host.invoke("recorder", "{}")
+        for _ in range(MAX_CONSECUTIVE_FAILURES - 1):
+            with pytest.raises(HostError) as raised:
+                host.reset(CONFIG)
+            assert not isinstance(raised.value, HostAbandonedError)
+        for _ in range(3):
+            with pytest.raises(HostAbandonedError, match="abandoned") as abandoned:
+                host.reset(CONFIG)
+            assert "answer" in str(abandoned.value)
+    finally:
+        host.close()
+    seconds = time.monotonic() - started
+    # Two hung handshakes of one bound each, plus starting three interpreters.
+    assert seconds < MAX_CONSECUTIVE_FAILURES * bound + 10.0, f"took {seconds:.1f} s"
     assert starts.read_text(encoding="utf-8").count("\n") == MAX_CONSECUTIVE_FAILURES
 
 

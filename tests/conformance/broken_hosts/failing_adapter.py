@@ -9,6 +9,8 @@ line to it each time it is started, so a test can count the starts. Modes:
 - ``once``: behaves as ``crash`` the first time it is started, and exits with status 5 before
   the handshake every later time (counted in the starts file), as an adapter that cannot be
   started again.
+- ``stuck``: behaves as ``crash`` the first time it is started, and every later time (counted
+  in the starts file) never answers the handshake, as an adapter that hangs after a restart.
 - ``rename`` and ``recapable``: behave as ``crash`` the first time they are started; every later
   time (counted in the starts file) they answer every call, but announce another name, or
   another capability, than at their first start (decisions S1.8).
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 HOST = {"name": "failing adapter", "version": "0", "language": "python", "capabilities": ["start"]}
@@ -53,6 +56,8 @@ def main(mode: str, starts: Path | None) -> int:
         message = json.loads(line)
         method, request_id = message.get("method"), message.get("id")
         if method == "start":
+            if mode == "stuck" and earlier:
+                time.sleep(3600)
             if mode == "garbage":
                 sys.stdout.write("hello, this is not the protocol\n")
                 sys.stdout.flush()
