@@ -12,12 +12,14 @@ requirement not fully met), and never prints a value: the suite's output is disc
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -30,6 +32,11 @@ from conformance.selftest.mutation_draw import Mutant
 #: busy 2-core machine; six times that leaves room for load without letting a mutant that loops
 #: hold the run for long.
 DEFAULT_TIMEOUT: Final = 120.0
+
+#: Seconds the import probe of :func:`check_imports` may take before its process group is
+#: killed, and the bytes of its output read (decisions S1.10): it prints two paths.
+PROBE_TIMEOUT: Final = 60.0
+PROBE_MAX_BYTES: Final = 64 * 1024
 
 #: The checks a mutation run leaves out: the bounded-work checks of invariant 7 time the host,
 #: and on a machine shared with other work their ratios can cross the bound by chance, which
@@ -134,7 +141,8 @@ def make_scratch(source_root: Path, into: Path) -> Scratch:
         The scratch copy.
 
     Raises:
-        RuntimeError: a child process would import either package from elsewhere.
+        RuntimeError: a child process would import either package from elsewhere, or the
+            probe did not end within :data:`PROBE_TIMEOUT` seconds, or failed.
     """
     for package in ("reference_impl", "conformance"):
         shutil.copytree(
@@ -156,22 +164,45 @@ def check_imports(scratch: Scratch) -> None:
     Raises:
         RuntimeError: a child process would import either package from elsewhere.
     """
-    probe = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import conformance, reference_impl; "
-            "print(conformance.__file__); print(reference_impl.__file__)",
-        ],
-        env=scratch.env(),
-        cwd=scratch.root,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    for line in probe.stdout.split():
+    # The probe owns its process group and writes to a file: its run is bounded in time, and
+    # what is read back in size, whatever an interpreter start-up in the copy does.
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import conformance, reference_impl; "
+                "print(conformance.__file__); print(reference_impl.__file__)",
+            ],
+            env=scratch.env(),
+            cwd=scratch.root,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            code = proc.wait(timeout=PROBE_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            code = None
+        finally:
+            _end_group(proc)
+        if code is None:
+            raise RuntimeError(f"the import probe did not end within {PROBE_TIMEOUT:g} s")
+        if code != 0:
+            raise RuntimeError(f"the import probe exited with status {code}")
+        out.seek(0)
+        text = out.read(PROBE_MAX_BYTES).decode("utf-8", errors="replace")
+    for line in text.split():
         if not Path(line).resolve().is_relative_to(scratch.root.resolve()):
             raise RuntimeError("a suite run would not import the scratch copy")
+
+
+def _end_group(proc: subprocess.Popen[Any]) -> None:
+    """Kill what is left of ``proc``'s process group (its own session) and reap ``proc``."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, 9)
+    proc.wait()
 
 
 def self_check(scratch: Scratch, timeout: float) -> str | None:
@@ -250,6 +281,8 @@ def run_suite(
                 os.killpg(proc.pid, 9)
                 proc.wait()
                 return "error", None, time.monotonic() - started
+    # Whatever the run started in its session (an adapter's children) ends with it.
+    _end_group(proc)
     status = "killed" if code != 0 else ("reported" if missed(scratch) else "survived")
     return status, code, time.monotonic() - started
 
