@@ -80,6 +80,19 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
+def ids_out_of_order(count: int) -> tuple[str, ...]:
+    """Return ``count`` fresh, distinct secret ids in descending order.
+
+    A check that uses them in the order given is certain to see a host that sorts ids (or the
+    names built from them) reorder them: the discriminating order is chosen, never left to two
+    random ids.
+    """
+    ids: set[str] = set()
+    while len(ids) < count:
+        ids.add(new_id())
+    return tuple(sorted(ids, reverse=True))
+
+
 def make_secret(
     mint: Mint,
     *,

@@ -28,6 +28,7 @@ from conformance.scenario import (
     answering,
     args_json,
     config,
+    ids_out_of_order,
     ledger_records,
     make_secret,
     name_of,
@@ -94,7 +95,13 @@ def test_granted_trust_never_answers_a_secret_call(
 @pytest.mark.parametrize("field_name", ["password", "username", "notes"])
 def test_request_descriptors(host: RecordingHost, mint: Mint, field_name: str) -> None:
     """The request has one '<website> (<username>) - <field>' per reference, in order of use."""
-    first, second = make_secret(mint), make_secret(mint, kind=Kind.SPACED)
+    # ``second`` is used first and its id sorts after ``first``'s, so that a host that sorts the
+    # descriptors or the names by id is caught on every run.
+    high, low = ids_out_of_order(2)
+    first, second = (
+        make_secret(mint, secret_id=low),
+        make_secret(mint, kind=Kind.SPACED, secret_id=high),
+    )
     host.reset(config([first, second]))
     args = args_json(
         {"b": ref(second.id, field_name), "a": ref(first.id), "b2": ref(second.id, field_name)}
