@@ -365,6 +365,8 @@ class Surface(enum.Enum):
     MCP_LOG = "MCP log notification"
     MCP_ELICITATION = "MCP elicitation request"
     MCP_LISTING = "MCP tool listing"
+    MCP_SESSION = "MCP session message"
+    MCP_CLIENT = "MCP message the client sent"
 
 
 #: The requirements a leak on each surface violates (design, invariant 1; decisions R3.2,
@@ -602,6 +604,11 @@ class Detector:
 
     def __bool__(self) -> bool:
         return bool(self._guarded)
+
+    @property
+    def guarded(self) -> tuple[Guarded, ...]:
+        """The values this detector looks for."""
+        return self._guarded
 
     def find(self, text: str) -> list[tuple[Guarded, str]]:
         """Return (value, form name) for every required form of every value in ``text``."""

@@ -10,11 +10,23 @@ finding names the value's label, the form, the message and the path.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from conformance.canary import FORM_REQUIREMENTS, Detector, Finding, Surface, Sweep, strings
+from conformance.canary import (
+    FORM_REQUIREMENTS,
+    MIN_GUARDED_CODE_POINTS,
+    Detector,
+    Finding,
+    Guarded,
+    Surface,
+    Sweep,
+    required_forms,
+    strings,
+)
+from conformance.mcp_tap import FROM_CLIENT, FROM_SERVER
 
 #: What a leak on each MCP surface violates (decisions R9.3, R9.6, R9.7; design invariant 1).
 MCP_SURFACE_REQUIREMENTS: Final = {
@@ -196,3 +208,298 @@ def merge(sweep: Sweep, found: McpSweep) -> None:
     """Add the MCP sweep's leaks and hardening forms to the check's sweep."""
     sweep.leaks.extend(found.leaks)
     sweep.hardening.extend(found.hardening)
+
+
+# --- every message of the session (decisions R9.3 v1.2, S1.9) ----------------------------------
+
+#: What a value in a message no earlier list names violates: invariant 1 and the wire's rule.
+SESSION_REQUIREMENTS: Final = ("INV1", "MCP-003")
+
+#: Requirements a message not kept whole leaves unjudged, for a check that cites them: every
+#: rule the session's surfaces are evidence for (decisions S1.3, S1.9).
+SESSION_JUDGES: Final = (
+    "INV1",
+    "INV1-ECHO",
+    "INV1-SHA256",
+    "INV1-THROW",
+    "MCP-003",
+    "MCP-004",
+    "MCP-007",
+    "MCP-010",
+    "SCRUB-014",
+)
+
+#: The message members an elicitation request's descriptors may stand in, at any depth.
+_ELICITATION_DESCRIPTORS: Final = ("/params/message", "/params/requestedSchema")
+
+
+@dataclass(slots=True)
+class SessionIndex:
+    """What the session's requests were, so that a response and a progress token are placed.
+
+    Attributes:
+        methods: (session, direction of the request, id) -> the request's method.
+        tokens: (session, progress token) of every ``tools/call`` the client sent.
+    """
+
+    methods: dict[tuple[int, str, str], str] = field(default_factory=dict)
+    tokens: set[tuple[int, str]] = field(default_factory=set)
+
+    def learn(self, messages: Iterable[Any]) -> None:
+        """Note every request among ``messages`` (:class:`conformance.mcp_tap.Tapped`)."""
+        for message in messages:
+            value = message.value
+            method, ident = value.get("method"), value.get("id")
+            if not isinstance(method, str) or ident is None:
+                continue
+            self.methods[(message.session, message.direction, json_key(ident))] = method
+            params = value.get("params")
+            meta = params.get("_meta") if isinstance(params, Mapping) else None
+            if method == "tools/call" and isinstance(meta, Mapping) and "progressToken" in meta:
+                self.tokens.add((message.session, json_key(meta["progressToken"])))
+
+    def answered(self, message: Any) -> str:
+        """Return the method of the request ``message`` (a response) answers, or ``""``."""
+        asker = FROM_CLIENT if message.direction == FROM_SERVER else FROM_SERVER
+        ident = json_key(message.value.get("id"))
+        return self.methods.get((message.session, asker, ident), "")
+
+
+def json_key(value: object) -> str:
+    """Return a JSON id or token as one comparable text (``1`` and ``"1"`` stay apart)."""
+    return json.dumps(value, sort_keys=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """One string of a message and how the sweep judges it.
+
+    Attributes:
+        surface: Which surface it is.
+        path: Where in the message.
+        text: The string or member name.
+        binary: Base64 binary content: hardening forms only.
+        descriptor: In an approval request's descriptors: a username may stand there.
+        result: Part of the call's result or progress: it may hold the call's values with
+            scrubbing off (decisions R5.5).
+        named: A member the earlier lists name: a leak also names the form's scrub rule.
+    """
+
+    surface: Surface
+    path: str
+    text: str
+    binary: bool = False
+    descriptor: bool = False
+    result: bool = False
+    named: bool = False
+
+
+def _in(path: str, members: Iterable[str]) -> bool:
+    return any(path == member or path.startswith(member + "/") for member in members)
+
+
+def places(message: Any, index: SessionIndex) -> Iterator[Place]:
+    """Yield every string and member name of ``message`` (a tapped message), judged by where
+    it stands (decisions R9.3, R9.6): nothing in a message is left out."""
+    value: Mapping[str, Any] = message.value
+    method = value.get("method")
+    if message.direction == FROM_CLIENT:
+        # The suite's own messages: its answers to the server's requests (the username of an
+        # elicitation's descriptors may come back in the option the form offered).
+        asked = index.answered(message) if method is None else ""
+        for path, text in strings(value, ""):
+            descriptor = asked == "elicitation/create" and _in(path, ("/result/content",))
+            yield Place(Surface.MCP_CLIENT, path, text, descriptor=descriptor)
+        return
+    answered = index.answered(message) if method is None else ""
+    surface, named, binary = Surface.MCP_SESSION, frozenset[str](), frozenset[str]()
+    result = False
+    if answered == "tools/call" and isinstance(value.get("result"), Mapping):
+        surface, result = Surface.MCP_RESULT, True
+        surfaces = list(result_surfaces(value["result"]))
+        named = frozenset("/result/" + path for path, _, _ in surfaces)
+        binary = frozenset("/result/" + path for path, _, is_binary in surfaces if is_binary)
+    elif answered == "tools/call" and "error" in value:
+        surface, result = Surface.MCP_ERROR, True
+    elif answered == "tools/list":
+        surface = Surface.MCP_LISTING
+    elif method == "notifications/message":
+        surface = Surface.MCP_LOG
+    elif method == "elicitation/create":
+        surface = Surface.MCP_ELICITATION
+    elif method == "notifications/progress":
+        params = value.get("params")
+        token = params.get("progressToken") if isinstance(params, Mapping) else None
+        if (message.session, json_key(token)) in index.tokens:
+            surface, result = Surface.MCP_PROGRESS, True
+    for path, text in strings(value, ""):
+        if surface is Surface.MCP_ERROR:
+            is_named = _in(path, ("/error/message", "/error/data"))
+        elif surface is Surface.MCP_PROGRESS:
+            is_named = _in(path, ("/params",))
+        else:
+            is_named = path in named or _in(path, ("/result/structuredContent", "/result/_meta"))
+        yield Place(
+            surface,
+            path,
+            text,
+            binary=path in binary,
+            descriptor=surface is Surface.MCP_ELICITATION and _in(path, _ELICITATION_DESCRIPTORS),
+            result=result,
+            named=is_named and surface in _RESULT_SURFACES,
+        )
+
+
+def _requirements(place: Place, form: str, off: tuple[str, ...]) -> tuple[str, ...]:
+    if place.surface is Surface.MCP_SESSION:
+        base: tuple[str, ...] = SESSION_REQUIREMENTS
+    elif place.surface in _RESULT_SURFACES and not place.named:
+        base = SESSION_REQUIREMENTS
+    else:
+        base = MCP_SURFACE_REQUIREMENTS[place.surface]
+    extra = (FORM_REQUIREMENTS[form],) if place.named else ()
+    return tuple(dict.fromkeys((*base, *extra, *(() if place.result else off))))
+
+
+@dataclass(slots=True)
+class SessionSweep(McpSweep):
+    """The session sweep's answer: :class:`McpSweep` and what it could not judge.
+
+    Attributes:
+        client: Values found in a message the suite's client sent: a defect of the suite.
+        unsearched: A note per kind of message not kept whole (decisions S1.3).
+    """
+
+    client: list[Finding] = field(default_factory=list)
+    unsearched: list[str] = field(default_factory=list)
+
+
+def sweep_session(
+    detector: Detector,
+    messages: Sequence[Any],
+    index: SessionIndex,
+    *,
+    scrubbing: bool = True,
+) -> SessionSweep:
+    """Search every string and member name of every message for the check's values.
+
+    Args:
+        detector: The check's values.
+        messages: The window's tapped messages, both directions, in order.
+        index: The session's requests; extended with ``messages``'.
+        scrubbing: Whether ``resultScrubbingEnabled`` was on. Off, the call's result, its error
+            and its own progress may hold a value (decisions R5.5, R9.3); nothing else may,
+            and a leak elsewhere also violates SCRUB-014.
+
+    Returns:
+        The leaks (one per place, form and value), hardening forms, the suite's own leaks, and
+        the surfaces searched.
+    """
+    index.learn(messages)
+    found = SessionSweep()
+    off = () if scrubbing else ("SCRUB-014",)
+    for message in messages:
+        where = f"MCP message {message.number} from the {message.direction}"
+        for place in places(message, index):
+            if place.surface.value not in found.searched:
+                found.searched.append(place.surface.value)
+            at = f"{where} at {place.path or '/'}"
+            if place.surface is not Surface.MCP_CLIENT:
+                for item, form in detector.find_hardening(place.text):
+                    found.hardening.append(Finding(place.surface, form, item.label, at, ()))
+            if place.binary or (place.result and not scrubbing):
+                continue
+            for item, form in detector.find(place.text):
+                if place.descriptor and item.is_username:
+                    continue
+                finding = Finding(place.surface, form, item.label, at, ())
+                if place.surface is Surface.MCP_CLIENT:
+                    found.client.append(finding)
+                    continue
+                requirements = _requirements(place, form, off)
+                found.leaks.append(Finding(place.surface, form, item.label, at, requirements))
+    return found
+
+
+class RunForms:
+    """Every required form of many values, found in one pass over a text.
+
+    A run's canaries are thousands; testing each form against each string would be slow, so
+    the forms are indexed by their first :data:`MIN_GUARDED_CODE_POINTS` characters (every form
+    of a guarded value is at least that long) and each text is read once.
+    """
+
+    def __init__(self, guarded: Iterable[Guarded]) -> None:
+        self._index: dict[str, list[tuple[Guarded, str, str]]] = {}
+        for item in guarded:
+            if len(item.value) < MIN_GUARDED_CODE_POINTS:
+                continue
+            for name, form in required_forms(item.value).items():
+                head = form[:MIN_GUARDED_CODE_POINTS]
+                self._index.setdefault(head, []).append((item, name, form))
+
+    def __bool__(self) -> bool:
+        return bool(self._index)
+
+    def find(self, text: str) -> list[tuple[Guarded, str]]:
+        """Return (value, form name) for every form of every value in ``text``, each once."""
+        found: dict[tuple[str, str], tuple[Guarded, str]] = {}
+        index = self._index
+        width = MIN_GUARDED_CODE_POINTS
+        for start in range(len(text) - width + 1):
+            candidates = index.get(text[start : start + width])
+            if candidates is None:
+                continue
+            for item, name, form in candidates:
+                if text.startswith(form, start):
+                    found.setdefault((item.label, name), (item, name))
+        return list(found.values())
+
+
+def late_search(
+    messages: Sequence[Any],
+    index: SessionIndex,
+    forms: RunForms,
+    *,
+    allowed: Mapping[int, frozenset[str]] | None = None,
+) -> list[Finding]:
+    """Search tapped messages for every form in ``forms``: output no check's sweep judged.
+
+    Args:
+        messages: Tapped messages, both directions.
+        index: The session's requests; extended with ``messages``'.
+        forms: The values to look for (a run's canaries, or those of other checks).
+        allowed: window -> the values a call's result of that window may hold (its own, with
+            scrubbing off: decisions R5.5); ``None``: none may.
+
+    Returns:
+        One finding per message place, value and form, naming the requirements as the
+        check's sweep would; a value in a message the client sent names none (the suite's
+        defect, never the host's).
+    """
+    index.learn(messages)
+    found: list[Finding] = []
+    for message in messages:
+        may_hold = (allowed or {}).get(message.window, frozenset())
+        where = f"MCP message {message.number} from the {message.direction}"
+        for place in places(message, index):
+            if place.binary:
+                continue
+            for item, form in forms.find(place.text):
+                if place.descriptor and item.is_username:
+                    continue
+                if place.result and item.value in may_hold:
+                    continue
+                requirements = (
+                    () if place.surface is Surface.MCP_CLIENT else _requirements(place, form, ())
+                )
+                found.append(
+                    Finding(
+                        place.surface,
+                        form,
+                        item.label,
+                        f"{where} at {place.path or '/'}",
+                        requirements,
+                    )
+                )
+    return found

@@ -3,14 +3,15 @@
 This module owns the small vocabulary checks use instead of bare ``assert``: :func:`require`
 raises :class:`RequirementError`, which names the requirement IDs it violates; :func:`should`
 records a non-strict finding and lets the check go on; :func:`accept` records which of an
-EITHER's alternatives the host chose; :func:`hardening` adds a row to the hardening table. The
+EITHER's alternatives the host chose; :func:`hardening` adds a row to the hardening table. A
+judgment that rests on a disposition the suite could not learn (:class:`UnlearnedDisposition`)
+leaves its requirements unchecked, never passed nor failed. The
 plugin reads these records after each check. Messages are static text, reference names and
 labels: no function here may be handed a value or a canary.
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -87,6 +88,8 @@ class CheckRecord:
     hardening: list[HardeningRow] = field(default_factory=list)
     unchecked: list[tuple[str, str]] = field(default_factory=list)
     """(requirement, reason) for each cited requirement the check could not judge."""
+    unlearned: bool = False
+    """An :class:`UnlearnedDisposition` was compared since the last judgment."""
 
 
 _current: CheckRecord | None = None
@@ -118,12 +121,62 @@ def _record() -> CheckRecord:
     return _current
 
 
+#: Why a judgment that rested on a disposition the suite could not learn is left unchecked.
+UNLEARNED_REASON: Final = (
+    "the call's disposition could not be learned over MCP: no result _meta key, no JSON-RPC "
+    "error data and no ledger record named it (decisions R9.8, S1.12)"
+)
+
+
+class UnlearnedDisposition(str):
+    """A call's disposition the suite could not learn (over MCP: decisions R9.8).
+
+    It reads as ``UNKNOWN``, equals nothing, and every comparison with it notes, in the running
+    check, that the judgment being made rests on what the suite does not know: the next
+    :func:`require`, :func:`fail` or :func:`should` then leaves its requirements unchecked
+    instead of passing or failing them (decisions S1.1, S1.12).
+    """
+
+    __slots__ = ()
+
+    def __new__(cls) -> UnlearnedDisposition:
+        return super().__new__(cls, "UNKNOWN")
+
+    def __eq__(self, other: object) -> bool:
+        _consulted()
+        return False
+
+    def __ne__(self, other: object) -> bool:
+        _consulted()
+        return True
+
+    __hash__ = str.__hash__
+
+
+def _consulted() -> None:
+    if _current is not None:
+        _current.unlearned = True
+
+
+def _unlearned(requirements: str | Sequence[str]) -> bool:
+    """Whether the judgment being made consulted an unlearned disposition; if so, note its
+    requirements unchecked (the flag is taken)."""
+    if _current is None or not _current.unlearned:
+        return False
+    _current.unlearned = False
+    unchecked(requirements, UNLEARNED_REASON)
+    return True
+
+
 def fail(requirements: str | Sequence[str], detail: str) -> NoReturn:
     """Fail the check for violating ``requirements``.
 
     Raises:
-        RequirementError: Always.
+        RequirementError: Always, unless the failure rests on an unlearned disposition.
+        pytest.skip.Exception: It does: ``requirements`` are unchecked, never failed.
     """
+    if _unlearned(requirements):
+        pytest.skip(UNLEARNED_REASON)
     raise RequirementError(requirements, detail)
 
 
@@ -137,7 +190,14 @@ def require(condition: bool, requirements: str | Sequence[str], detail: str) -> 
 
     Raises:
         RequirementError: ``condition`` is false.
+        pytest.skip.Exception: ``condition`` rests on a disposition the suite could not learn
+            (:class:`UnlearnedDisposition`) and is false: ``requirements`` are unchecked. When
+            it holds they are unchecked too, and the check goes on.
     """
+    if _unlearned(requirements):
+        if not condition:
+            pytest.skip(UNLEARNED_REASON)
+        return
     if not condition:
         raise RequirementError(requirements, detail)
 
@@ -153,6 +213,8 @@ def should(condition: bool, requirement: str, detail: str) -> bool:
     Raises:
         RequirementError: ``condition`` is false and no check is recording.
     """
+    if _unlearned(requirement):
+        return condition
     if not condition:
         if _current is None:
             raise RequirementError(requirement, detail)

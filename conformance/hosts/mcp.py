@@ -6,10 +6,14 @@ MCP endpoint (capability ``mcp``); every ``invoke`` then goes through one sessio
 official MCP Python SDK client to that endpoint. When the host elicits, the check's operator
 script answers (its answer mapped to an elicitation result); every message the server sends
 during a call (the result or JSON-RPC error, progress and log notifications, elicitation
-requests) is kept, in order, for the MCP sweep and the MCP checks. The disposition comes from
-the result's ``_meta`` key the adapter names, or a JSON-RPC error's ``data``, or else from the
-ledger (decisions R9.8). It must never print a canary, and never answer an elicitation but as
-the check's operator would.
+requests) is kept, in order, for the MCP checks. The session's raw streams are tapped
+(:mod:`conformance.mcp_tap`): every JSON-RPC message, both directions, is searched whole by
+the MCP sweep after each check, and what arrives after a check's sweep by the end-of-run
+barrier (:meth:`McpHost.late_findings`, decisions R9.3, S1.9). The disposition comes from the
+result's ``_meta`` key the adapter names, or a JSON-RPC error's ``data``, or else from the
+ledger (decisions R9.8); when none names it, it is an
+:class:`~conformance.outcomes.UnlearnedDisposition`, and what rests on it is unchecked. It must
+never print a canary, and never answer an elicitation but as the check's operator would.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import contextlib
 import json
 import re
 import threading
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager
 from dataclasses import dataclass, field
@@ -35,6 +40,16 @@ from conformance.host import (
 )
 from conformance.hosts import HostSelectionError
 from conformance.hosts.subprocess import SubprocessHost
+from conformance.late import LateReport
+from conformance.mcp_tap import SessionTap, TappedReceive, TappedSend
+from conformance.outcomes import UnlearnedDisposition
+
+#: Seconds the session stays open after the last check, for what the server sends late (a log
+#: notification after the last result) to arrive and be searched (decisions S1.9).
+LATE_GRACE_S: Final = 1.0
+
+#: The name the late-output barrier reports the tapped MCP session under.
+SESSION_STREAM: Final = "MCP session"
 
 #: The skip reason of a call whose argument text MCP cannot carry (decisions R9.2, S1).
 NOT_CARRIED: Final = (
@@ -233,6 +248,12 @@ class McpHost:
         self.listings: list[dict[str, Any]] = []
         #: The MCP surfaces the last sweep searched (decisions S1.3).
         self.searched: tuple[str, ...] = ()
+        #: Every JSON-RPC message of every session, both directions (conformance.mcp_tap).
+        self.tap = SessionTap()
+        self._index: Any = None
+        #: window -> the values its calls' results may hold (scrubbing off, decisions R5.5).
+        self._may_hold: dict[int, frozenset[str]] = {}
+        self._late = LateReport()
         self._portal_cm: AbstractContextManager[Any] | None = None
         self._portal: Any = None
         self._session_cm: AbstractContextManager[Any] | None = None
@@ -246,17 +267,16 @@ class McpHost:
         from mcp import ClientSession
         from mcp.client.streamable_http import streamable_http_client
 
-        async with (
-            streamable_http_client(url) as (read, write),
-            ClientSession(
-                read,
-                write,
+        async with streamable_http_client(url) as (read, write):
+            number = self.tap.new_session()
+            async with ClientSession(
+                TappedReceive(read, self.tap, number),
+                TappedSend(write, self.tap, number),
                 elicitation_callback=self._elicit,
                 message_handler=self._message,
-            ) as session,
-        ):
-            await session.initialize()
-            yield session
+            ) as session:
+                await session.initialize()
+                yield session
 
     def _live_session(self) -> Any:
         endpoint = self.driver.mcp_endpoint or {}
@@ -377,6 +397,14 @@ class McpHost:
         """Configure through the driver, and forget the calls of the last configuration."""
         self.driver.reset(config)
         self._config = config
+        window = self.tap.open_window()
+        policy = config.policy or {}
+        if policy.get("resultScrubbingEnabled", True) is False:
+            self._may_hold[window] = frozenset(
+                str(getattr(secret, name))
+                for secret in config.secrets
+                for name in ("password", "username", "notes")
+            )
         with self._lock:
             self._calls.clear()
             self.log_messages.clear()
@@ -437,14 +465,17 @@ class McpHost:
                 call.messages.append(("elicitation", {**payload, "unsolicited": True}))
             return types.ElicitResult(action="decline")
 
-        async with (
-            streamable_http_client(self._url) as (read, write),
-            ClientSession(read, write, message_handler=self._message) as session,
-        ):
-            await session.initialize()
-            # Set after the handshake, so the capability is not declared but a request is seen.
-            session._elicitation_callback = unsolicited
-            await self._call(call, session)
+        async with streamable_http_client(self._url) as (read, write):
+            number = self.tap.new_session()
+            async with ClientSession(
+                TappedReceive(read, self.tap, number),
+                TappedSend(write, self.tap, number),
+                message_handler=self._message,
+            ) as session:
+                await session.initialize()
+                # Set after the handshake: the capability is not declared, a request is seen.
+                session._elicitation_callback = unsolicited
+                await self._call(call, session)
 
     def result_of(self, call: McpCall, ledger_before: int) -> CallResult:
         """Return what the agent read from ``call``, as the other paths report it."""
@@ -479,22 +510,106 @@ class McpHost:
         return payload
 
     def mcp_sweep(self, detector: Any, sweep: Any, scrubbing: bool) -> None:
-        """Search every MCP message since the last reset and add what it finds to ``sweep``.
+        """Search every MCP message since the last sweep and add what it finds to ``sweep``.
+
+        Every string and member name of every message the check's window holds, both
+        directions, is searched for the check's values (:func:`conformance.mcp_sweep.
+        sweep_session`); the messages that came before the window opened, and the window's
+        messages for the run's other canaries, are searched now and kept for the end-of-run
+        barrier (decisions S1.9). A message not kept whole leaves the requirements the session
+        judges unchecked (decisions S1.3).
 
         Args:
             detector: A :class:`conformance.canary.Detector` for the configuration's values.
             sweep: The check's :class:`conformance.canary.Sweep`, extended in place.
             scrubbing: Whether result scrubbing was on.
-        """
-        from conformance.mcp_sweep import merge, sweep_mcp
 
-        with self._lock:
-            calls = tuple(self._calls)
-            logs = tuple(self.log_messages)
-            listings = tuple(self.listings)
-        found = sweep_mcp(detector, calls, logs, listings, scrubbing=scrubbing)
-        self.searched = tuple(found.searched)
+        Raises:
+            RuntimeError: The suite's own client sent a value: a defect of the suite, never
+                the host's failure.
+        """
+        from conformance.mcp_sweep import SESSION_JUDGES, merge, sweep_session
+        from conformance.outcomes import unchecked
+
+        drained = self.tap.drain()
+        index = self._session_index()
+        index.learn(drained.messages)
+        current = [message for message in drained.messages if message.window == drained.window]
+        earlier = [message for message in drained.messages if message.window != drained.window]
+        found = sweep_session(detector, current, index, scrubbing=scrubbing)
         merge(sweep, found)
+        count = len(drained.messages)
+        self.searched = (*found.searched, f"every MCP message, both directions ({count})")
+        for note in drained.unsearched(current=True):
+            unchecked(SESSION_JUDGES, note)
+            self.searched = (*self.searched, f"not searched: {note}")
+        own = frozenset(item.value for item in detector.guarded)
+        self._search_late(earlier, exclude=frozenset())
+        self._search_late(current, exclude=own)
+        self._late.unsearched.extend(
+            (SESSION_STREAM, note) for note in drained.unsearched(current=False)
+        )
+        if found.client:
+            shown = "; ".join(finding.describe() for finding in found.client[:3])
+            raise RuntimeError(f"the suite's MCP client sent a value (a suite defect): {shown}")
+
+    def _session_index(self) -> Any:
+        from conformance.mcp_sweep import SessionIndex
+
+        if self._index is None:
+            self._index = SessionIndex()
+        return self._index
+
+    def _search_late(self, messages: Sequence[Any], exclude: frozenset[str]) -> None:
+        """Search ``messages`` for every canary of the run but ``exclude``; keep what is found
+        for the end-of-run barrier."""
+        from conformance.canary import Guarded, issued_canaries
+        from conformance.mcp_sweep import RunForms, late_search
+
+        if not messages:
+            return
+        forms = RunForms(
+            Guarded(canary.label, canary.value, canary.label.endswith(".username"))
+            for canary in issued_canaries()
+            if canary.value not in exclude
+        )
+        if forms:
+            found = late_search(messages, self._session_index(), forms, allowed=self._may_hold)
+            self._late.findings.extend(found)
+
+    def late_findings(self, canaries: Sequence[Any]) -> LateReport:
+        """Search what the session sent after each check's sweep for every form of
+        ``canaries``, with what earlier sweeps set aside, and the driver's late output.
+
+        Args:
+            canaries: Every canary of the run (:func:`conformance.canary.issued_canaries`).
+
+        Returns:
+            The findings, the streams searched and those not searched whole (decisions S1.9).
+        """
+        from conformance.canary import Guarded
+        from conformance.mcp_sweep import RunForms, late_search
+
+        drained = self.tap.drain()
+        report = LateReport()
+        forms = RunForms(
+            Guarded(canary.label, canary.value, canary.label.endswith(".username"))
+            for canary in canaries
+        )
+        if forms and drained.messages:
+            report.findings.extend(
+                late_search(drained.messages, self._session_index(), forms, allowed=self._may_hold)
+            )
+        report.extend(self._late)
+        self._late = LateReport()
+        report.searched.append(SESSION_STREAM)
+        report.unsearched.extend((SESSION_STREAM, note) for note in drained.unsearched())
+        driver_late = getattr(self.driver, "late_findings", None)
+        if callable(driver_late):
+            more = driver_late(canaries)
+            if isinstance(more, LateReport):
+                report.extend(more)
+        return report
 
     def calls(self) -> tuple[McpCall, ...]:
         """Return every call since the last reset, with what the server sent for each."""
@@ -502,7 +617,9 @@ class McpHost:
             return tuple(self._calls)
 
     def close(self) -> None:
-        """Close the MCP session, then the adapter."""
+        """Close the MCP session, after :data:`LATE_GRACE_S` for late messages, then the adapter."""
+        if self._session is not None:
+            time.sleep(LATE_GRACE_S)
         self._close_session()
         if self._portal_cm is not None:
             self._portal_cm.__exit__(None, None, None)
@@ -540,7 +657,8 @@ class McpHost:
                 continue
             if isinstance(record, dict) and "approvalDisposition" in record:
                 return str(record["approvalDisposition"])
-        return "UNKNOWN"
+        # Nothing named it: what rests on it is unchecked, never failed (decisions S1.12).
+        return UnlearnedDisposition()
 
 
 class _McpPending:

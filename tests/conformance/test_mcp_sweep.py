@@ -17,7 +17,16 @@ from conformance.hosts.mcp import (
     parse_arguments,
     read_final,
 )
-from conformance.mcp_sweep import sweep_mcp
+from conformance.mcp_sweep import (
+    RunForms,
+    SessionIndex,
+    SessionSweep,
+    late_search,
+    sweep_mcp,
+    sweep_session,
+)
+from conformance.mcp_tap import SessionTap, Tapped
+from conformance.outcomes import UnlearnedDisposition
 
 VALUE = 'canary "mcp" sweep/value+1'
 USERNAME = "canary-username-42"
@@ -250,3 +259,182 @@ def test_a_json_rpc_error_names_its_disposition_in_its_data(
         error["data"] = data
     read = read_final(error, key)
     assert (read.disposition, read.text, read.is_error) == (disposition, REFUSAL, True)
+
+
+# --- every message of the session (decisions R9.3 v1.2, S1.3, S1.12) ---------------------------
+
+
+def _tapped(*messages: tuple[str, dict[str, Any]]) -> list[Tapped]:
+    return [
+        Tapped(number, 1, direction, 1, {"jsonrpc": "2.0", **value})
+        for number, (direction, value) in enumerate(messages, start=1)
+    ]
+
+
+CALL = (
+    "client",
+    {"id": 7, "method": "tools/call", "params": {"name": "t", "_meta": {"progressToken": 3}}},
+)
+
+
+def _session(*messages: tuple[str, dict[str, Any]], scrubbing: bool = True) -> SessionSweep:
+    return sweep_session(_detector(), _tapped(*messages), SessionIndex(), scrubbing=scrubbing)
+
+
+#: Places no earlier list named, each with the requirement its leak names beside INV1.
+UNNAMED: dict[str, tuple[str, dict[str, Any]]] = {
+    "content-meta": (
+        "server",
+        {
+            "id": 7,
+            "result": _result(content=[{"type": "text", "text": "ok", "_meta": {"n": VALUE}}]),
+        },
+    ),
+    "annotations": (
+        "server",
+        {
+            "id": 7,
+            "result": _result(
+                content=[{"type": "text", "text": "ok", "annotations": {"lastModified": VALUE}}]
+            ),
+        },
+    ),
+    "resource-uri": (
+        "server",
+        {
+            "id": 7,
+            "result": _result(
+                content=[{"type": "resource", "resource": {"uri": "x:" + VALUE, "text": "ok"}}]
+            ),
+        },
+    ),
+    "unknown-member": ("server", {"id": 7, "result": _result(extra={"deep": [VALUE]})}),
+    "resources-updated": (
+        "server",
+        {"method": "notifications/resources/updated", "params": {"uri": VALUE}},
+    ),
+    "sampling": (
+        "server",
+        {"id": 1, "method": "sampling/createMessage", "params": {"messages": [VALUE]}},
+    ),
+    "ping": ("server", {"id": 2, "method": "ping", "params": {"_meta": {VALUE: 1}}}),
+    "other-progress": (
+        "server",
+        {"method": "notifications/progress", "params": {"progressToken": 4, "message": VALUE}},
+    ),
+}
+
+
+@pytest.mark.req("MCP-003", "INV1")
+@pytest.mark.parametrize("name", list(UNNAMED))
+def test_a_value_anywhere_in_a_server_message_is_a_leak(name: str) -> None:
+    found = _session(CALL, UNNAMED[name])
+    assert {leak.requirements for leak in found.leaks} == {("INV1", "MCP-003")}, name
+    # Scrubbing off lets the call's result hold its values; nothing else the server sends.
+    off = _session(CALL, UNNAMED[name], scrubbing=False)
+    in_result = name in ("content-meta", "annotations", "resource-uri", "unknown-member")
+    assert (off.leaks == []) is in_result, name
+
+
+@pytest.mark.req("MCP-003")
+def test_a_named_surface_names_its_scrub_rule_once() -> None:
+    text = ("server", {"id": 7, "result": _result(content=[{"type": "text", "text": VALUE}])})
+    found = _session(CALL, text)
+    assert [leak.requirements for leak in found.leaks] == [("INV1", "MCP-003", "SCRUB-003")]
+    progress = (
+        "server",
+        {"method": "notifications/progress", "params": {"progressToken": 3, "message": VALUE}},
+    )
+    assert _session(CALL, progress, scrubbing=False).leaks == []
+
+
+@pytest.mark.req("MCP-007", "APPR-005")
+def test_a_username_deep_in_the_requested_schema_is_accepted_over_the_session() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"d": {"oneOf": [{"const": "a", "title": f"site ({USERNAME})"}]}},
+    }
+    asked = (
+        "server",
+        {
+            "id": 5,
+            "method": "elicitation/create",
+            "params": {"message": "Approve?", "requestedSchema": schema},
+        },
+    )
+    answer = (
+        "client",
+        {"id": 5, "result": {"action": "accept", "content": {"d": f"approve {USERNAME}"}}},
+    )
+    found = _session(CALL, asked, answer)
+    assert found.leaks == []
+    assert found.client == []
+    elsewhere = (
+        "server",
+        {
+            "id": 6,
+            "method": "elicitation/create",
+            "params": {"message": "x", "requestedSchema": {}, "_meta": {"u": USERNAME}},
+        },
+    )
+    assert [leak.label for leak in _session(CALL, elsewhere).leaks] == ["s.username"]
+
+
+@pytest.mark.req("MCP-003")
+def test_a_value_the_client_sends_is_the_suites_defect() -> None:
+    sent = (
+        "client",
+        {"id": 9, "method": "tools/call", "params": {"name": "t", "arguments": {"a": VALUE}}},
+    )
+    found = _session(sent)
+    assert found.leaks == []
+    assert [finding.label for finding in found.client] == ["s.password"]
+
+
+@pytest.mark.req("MCP-004")
+def test_a_message_past_the_bounds_is_not_searched() -> None:
+    from mcp_types import JSONRPCNotification
+
+    tap = SessionTap(max_message_chars=200, max_pending_messages=2)
+    small = JSONRPCNotification(jsonrpc="2.0", method="notifications/message", params={"data": "x"})
+    large = JSONRPCNotification(
+        jsonrpc="2.0", method="notifications/message", params={"data": "x" * 300}
+    )
+    for item in (small, large, small, small, ValueError("unreadable")):
+        tap.record("server", item)
+    drained = tap.drain()
+    assert len(drained.messages) == 2
+    notes = drained.unsearched()
+    assert len(notes) == 3
+    assert all("not searched" in note for note in notes)
+    assert tap.drain().messages == []
+
+
+@pytest.mark.req("MCP-004", "INV1")
+def test_the_late_search_finds_every_canary_with_the_same_exceptions() -> None:
+    late = ("server", {"method": "notifications/message", "params": {"data": [VALUE, USERNAME]}})
+    result = ("server", {"id": 7, "result": _result(content=[{"type": "text", "text": VALUE}])})
+    forms = RunForms((Guarded("c1.password", VALUE), Guarded("c2.username", USERNAME, True)))
+    found = late_search(
+        _tapped(CALL, late, result), SessionIndex(), forms, allowed={1: frozenset({VALUE})}
+    )
+    assert sorted((f.label, f.requirements) for f in found) == [
+        ("c1.password", ("INV1", "MCP-004")),
+        ("c2.username", ("INV1", "MCP-004")),
+    ]
+
+
+@pytest.mark.req("APPR-010")
+def test_a_judgment_on_an_unlearned_disposition_is_unchecked_not_failed() -> None:
+    from conformance import outcomes
+
+    with outcomes.recording("x") as record:
+        with pytest.raises(pytest.skip.Exception):
+            outcomes.require(UnlearnedDisposition() == "DENIED", "APPR-010", "not denied")
+        outcomes.require(UnlearnedDisposition() != "ALLOWED", "INV3", "ran")
+        outcomes.require(True, "MSG-001", "fine")
+    assert [rid for rid, _ in record.unchecked] == ["APPR-010", "INV3"]
+    # A disposition the suite read is judged as ever: the same comparison fails.
+    read = str(UnlearnedDisposition())
+    with outcomes.recording("y"), pytest.raises(outcomes.RequirementError):
+        outcomes.require(read == "DENIED", "APPR-010", "not denied")
