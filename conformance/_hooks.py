@@ -327,7 +327,12 @@ class ConformanceHooks:
         unseen = {surface for sweep in host.sweeps for surface in sweep.unsearched}
         for surface in sorted(unseen, key=lambda each: each.value):
             capability = SURFACE_CAPABILITIES[surface]
-            reason = f"the {surface.value} was not searched: the host did not announce {capability}"
+            reason = (
+                f"the {surface.value} was not searched: the host did not announce {capability}"
+                if capability is not None
+                else f"the {surface.value} was not searched whole: the bound on what the "
+                "suite keeps of it cut it (decisions S1.9)"
+            )
             for requirement in cited(item):
                 if surface in surfaces_judged_by(requirement):
                     record.unchecked.append((requirement, reason))

@@ -699,7 +699,8 @@ class Detector:
                 ledger's ``errorSnippet`` may hold a value (decisions R5.5); every other surface
                 still may not, and leaks there also violate SCRUB-014.
             visible: The surfaces the host announced (:func:`visible_surfaces`); every surface
-                when omitted. The others are not read at all and are reported unsearched.
+                when omitted. The others are not read at all and are reported unsearched, as
+                is the ``printed`` surface when the observation says a bound cut it.
 
         Returns:
             The leaks, the hardening forms seen, the error snippets that held a value, and
@@ -707,11 +708,15 @@ class Detector:
         """
         shown = HOST_SURFACES if visible is None else frozenset(visible)
         found = Sweep(unsearched=HOST_SURFACES - shown)
+        if Surface.PRINTED in shown and not getattr(observation, "printed_whole", True):
+            # A bound cut the host's standard error: what is left is still searched, but the
+            # surface is not clean, only not searched whole (decisions S1.3, S1.9).
+            found.unsearched |= {Surface.PRINTED}
         off = () if scrubbing else ("SCRUB-014",)
         afterwards = tuple(
             surface.value
             for surface in (Surface.LEDGER, Surface.REQUEST, Surface.LOG, Surface.PRINTED)
-            if surface in shown
+            if surface in shown and surface not in found.unsearched
         )
         for number, call in enumerate(calls, start=1):
             surface = Surface.FAILURE if call.is_error else Surface.RESULT

@@ -186,6 +186,8 @@ class Observation:
         printed: Anything else the host printed (its stderr, for a subprocess host).
         ledger_read: Every ledger record as the host's own reader decodes it, or ``None`` when
             the host does not report it (capability ``observe.ledger-read``).
+        printed_whole: Whether ``printed`` holds all the host printed since the reset; when a
+            bound cut it, the surface was not searched whole (decisions S1.9).
     """
 
     ledger_bytes: bytes
@@ -195,6 +197,7 @@ class Observation:
     vault_reads: tuple[int, ...]
     printed: str = ""
     ledger_read: tuple[Mapping[str, Any], ...] | None = None
+    printed_whole: bool = True
 
 
 class PendingCall(Protocol):

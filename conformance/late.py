@@ -16,12 +16,36 @@ print a value: a finding names the label, the form and where.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import codecs
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
+
+from conformance.canary import (
+    MIN_GUARDED_CODE_POINTS,
+    SURFACE_REQUIREMENTS,
+    Finding,
+    Guarded,
+    Surface,
+    required_forms,
+)
 
 if TYPE_CHECKING:
-    from conformance.canary import Canary, Finding
+    from conformance.canary import Canary
+
+#: The requirements a value in a host's late standard error violates: non-disclosure (design,
+#: invariant 1) and the host log rule (decisions R6.6), since what a host writes there is its
+#: log.
+STDERR_REQUIREMENTS: Final = tuple(
+    dict.fromkeys((*SURFACE_REQUIREMENTS[Surface.PRINTED], *SURFACE_REQUIREMENTS[Surface.LOG]))
+)
+
+#: Characters of the windows a search indexes: the shortest guarded value, so every form of
+#: every guarded value has at least one.
+WINDOW: Final = MIN_GUARDED_CODE_POINTS
+
+#: The widest stride a search scans at; it needs forms at least ``stride + WINDOW - 1`` long.
+MAX_STRIDE: Final = 8
 
 
 @dataclass(slots=True)
@@ -53,3 +77,112 @@ class KeepsLateOutput(Protocol):
     def late_findings(self, canaries: Sequence[Canary]) -> LateReport:
         """Search everything kept since the run began for every form of ``canaries``."""
         ...
+
+
+def run_guarded(canaries: Iterable[Canary]) -> tuple[Guarded, ...]:
+    """Return the run's canaries as the values the barrier guards.
+
+    Every canary of at least :data:`MIN_GUARDED_CODE_POINTS` code points, a username included:
+    the host log and standard error may hold no value at all (decisions R6.6), as the
+    per-check sweep of the ``printed`` surface has it.
+    """
+    return tuple(
+        Guarded(canary.label, canary.value, canary.label.endswith(".username"))
+        for canary in canaries
+        if len(canary.value) >= MIN_GUARDED_CODE_POINTS
+    )
+
+
+class FormSearch:
+    """Finds every required form (decisions R5.2) of many values in long text, quickly.
+
+    Each form is indexed by its :data:`WINDOW`-character windows at the first ``stride``
+    offsets; the text is cut into windows every ``stride`` characters, and only the forms
+    whose window turns up are searched for whole. A stride of 1 is cheapest to build; a wider
+    one is cheaper per character of text, for long streams. :meth:`stream` searches text that
+    arrives in pieces, with an overlap as long as the longest form, so a form cut across two
+    pieces is found.
+
+    Args:
+        guarded: The values to look for.
+        stride: Characters between two windows of the text, at most :data:`MAX_STRIDE`; it is
+            narrowed to what the shortest form allows.
+    """
+
+    def __init__(self, guarded: Sequence[Guarded], stride: int = 1) -> None:
+        self.forms: list[tuple[Guarded, str, str]] = [
+            (item, name, form)
+            for item in guarded
+            for name, form in required_forms(item.value).items()
+            if len(form) >= WINDOW
+        ]
+        shortest = min((len(form) for _, _, form in self.forms), default=WINDOW)
+        self.stride = max(1, min(stride, MAX_STRIDE, shortest - WINDOW + 1))
+        self.longest = max((len(form) for _, _, form in self.forms), default=WINDOW)
+        self._index: dict[str, list[int]] = {}
+        for number, (_, _, form) in enumerate(self.forms):
+            for offset in range(self.stride):
+                self._index.setdefault(form[offset : offset + WINDOW], []).append(number)
+        self._keys = frozenset(self._index)
+
+    def __bool__(self) -> bool:
+        return bool(self.forms)
+
+    def find(self, text: str) -> set[int]:
+        """Return the numbers (in :attr:`forms`) of the forms found whole in ``text``."""
+        last = len(text) - WINDOW
+        if last < 0 or not self.forms:
+            return set()
+        starts = range(0, last + 1, self.stride)
+        ends = range(WINDOW, last + 1 + WINDOW, self.stride)
+        # Slicing and the set lookups run in C: no Python-level loop over the text.
+        hits = self._keys.intersection(map(text.__getitem__, map(slice, starts, ends)))
+        candidates = {number for window in hits for number in self._index[window]}
+        return {number for number in candidates if self.forms[number][2] in text}
+
+    def stream(self, pieces: Iterable[str]) -> set[int]:
+        """Return the forms found in the text ``pieces`` make together, read piece by piece."""
+        found: set[int] = set()
+        tail = ""
+        keep = self.longest - 1
+        for piece in pieces:
+            text = tail + piece
+            found |= self.find(text)
+            tail = text[-keep:] if keep > 0 else ""
+        return found
+
+
+def decoded(chunks: Iterable[bytes]) -> Iterator[str]:
+    """Yield ``chunks`` decoded as UTF-8, as the ``printed`` surface decodes standard error
+    (an invalid byte becomes U+FFFD), a character cut between two chunks kept whole."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    for chunk in chunks:
+        text = decoder.decode(chunk)
+        if text:
+            yield text
+    rest = decoder.decode(b"", final=True)
+    if rest:
+        yield rest
+
+
+def stream_findings(
+    search: FormSearch,
+    segments: Iterable[tuple[str, Iterable[str]]],
+    surface: Surface = Surface.PRINTED,
+    requirements: tuple[str, ...] = STDERR_REQUIREMENTS,
+) -> list[Finding]:
+    """Return a finding for each form found in each segment of a stream.
+
+    Args:
+        search: The forms to look for.
+        segments: (where, text pieces) for each part searched on its own, such as one start
+            of an adapter; ``where`` is printable and holds no host text.
+        surface: The surface the findings name.
+        requirements: The requirement IDs each finding violates.
+    """
+    findings: list[Finding] = []
+    for where, pieces in segments:
+        for number in sorted(search.stream(pieces)):
+            item, name, _ = search.forms[number]
+            findings.append(Finding(surface, name, item.label, where, requirements))
+    return findings

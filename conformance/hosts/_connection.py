@@ -2,12 +2,13 @@
 
 This module owns one connection to an adapter: numbered requests in both directions over
 newline-delimited JSON, their deadlines, the host's ``prompt`` requests handed to the operator,
-and standard error kept (bounded) as the ``printed`` surface. A host that crashes, hangs,
-floods, writes garbage, or breaks the reader in any way ends the running check with a
-:class:`~conformance.hosts._protocol.HostError` that names the cause, and the whole process tree
-is killed. Processes belong to :mod:`conformance.hosts._supervise` and bytes-to-lines to
-:mod:`conformance.hosts._framing`. It never waits without a timeout and never quotes host text
-without redacting and quoting it (:func:`~conformance.hosts._protocol.quote`).
+and standard error: kept (bounded) as the ``printed`` surface, and every byte of it handed to
+the run's :class:`~conformance.hosts._spool.Spool` for the late-output barrier (decisions S1.9).
+A host that crashes, hangs, floods, writes garbage, or breaks the reader in any way ends the
+running check with a :class:`~conformance.hosts._protocol.HostError` that names the cause, and
+the whole process tree is killed. Processes belong to :mod:`conformance.hosts._supervise` and
+bytes-to-lines to :mod:`conformance.hosts._framing`. It never waits without a timeout and never
+quotes host text without redacting and quoting it (:func:`~conformance.hosts._protocol.quote`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import contextlib
 import itertools
 import json
 import os
+import select
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -24,6 +26,7 @@ from typing import Any, Final
 from conformance.hosts._framing import (
     DEFAULT_MAX_LINE,
     MAX_JSON_DEPTH,
+    READ_CHUNK,
     End,
     LineFramer,
     LineTooLongError,
@@ -44,6 +47,7 @@ from conformance.hosts._protocol import (
     ProtocolViolationError,
     quote,
 )
+from conformance.hosts._spool import Spool
 from conformance.hosts._supervise import Supervised
 
 #: Seconds a write to the adapter's standard input may block (a host that stops reading fills
@@ -87,6 +91,7 @@ class Connection:
         env: The adapter's environment.
         cwd: Its working directory.
         max_line: The bound on one line of its standard output, in bytes.
+        spool: Where every byte of its standard error is kept for the run, or ``None``.
 
     Raises:
         OSError: The adapter cannot be started.
@@ -102,6 +107,7 @@ class Connection:
         env: Mapping[str, str] | None,
         cwd: str | None,
         max_line: int = DEFAULT_MAX_LINE,
+        spool: Spool | None = None,
     ) -> None:
         self._on_prompt = on_prompt
         self._schemas = schemas
@@ -112,6 +118,10 @@ class Connection:
         self._waiting: dict[int, Waiter] = {}
         self._stderr = bytearray()
         self._stderr_mark = 0
+        #: Whether the bound cut what the host wrote since :meth:`mark_printed` (S1.9).
+        self._printed_cut = False
+        self._spool = spool
+        self._segment = spool.segment() if spool is not None else 0
         self.failure: HostError | None = None
         self._closing = False
         self._framer = LineFramer(max_line)
@@ -199,14 +209,29 @@ class Connection:
 
     def _read_stderr(self, fd: int) -> None:
         def keep(chunk: bytes) -> None:
+            if self._spool is not None:
+                self._spool.write(self._segment, chunk)
             with self._lock:
                 self._stderr.extend(chunk)
                 excess = len(self._stderr) - self._stderr_mark - PRINTED_LIMIT_BYTES
                 if excess > 0:
                     del self._stderr[: self._stderr_mark + excess]
                     self._stderr_mark = 0
+                    self._printed_cut = True
 
-        pump(fd, keep, exited=self.supervised.exited, stopped=self._stopped)
+        # Standard error is read to its end even after the host failed: what it wrote on the
+        # way down is late output the barrier must search (decisions S1.9). The tree is killed
+        # on failure, so the pipe closes, and the adapter's exit bounds the drain.
+        end = pump(fd, keep, exited=self.supervised.exited, stopped=lambda: False)
+        if end is End.EXITED and self._spool is not None:
+            ready = select.poll()
+            ready.register(fd, select.POLLIN)
+            rest = os.read(fd, READ_CHUNK) if ready.poll(0) else b""
+            if rest:
+                keep(rest)
+                self._spool.unread(
+                    "processes of the host still wrote on standard error when reading stopped"
+                )
 
     def _read_stdout(self, fd: int) -> None:
         end = read_lines(
@@ -454,6 +479,14 @@ class Connection:
         """Start the ``printed`` surface afresh."""
         with self._lock:
             self._stderr_mark = len(self._stderr)
+            self._printed_cut = False
+
+    @property
+    def printed_cut(self) -> bool:
+        """Whether the bound on standard error kept dropped part of the ``printed`` surface
+        since :meth:`mark_printed`: the surface was not searched whole (decisions S1.9)."""
+        with self._lock:
+            return self._printed_cut
 
     def printed(self) -> str:
         """Return what the host wrote on standard error since :meth:`mark_printed`."""
@@ -483,6 +516,8 @@ class Connection:
         self._kill()
         for reader in self._readers:
             reader.join(READER_JOIN_SECONDS)
+        if self._spool is not None and self._readers[1].is_alive():
+            self._spool.unread("the reader of standard error did not finish in time")
         for stream in (self.process.stdout, self.process.stderr):
             if stream is not None:
                 with contextlib.suppress(OSError, ValueError):

@@ -3,21 +3,22 @@
 This module owns :class:`SubprocessHost`, the suite's view of an adapter as a
 :class:`~conformance.host.HostUnderTest`: the handshake (the protocol version must be the
 integer 1), configuring a fresh host per check, calls and their deadlines, playing the operator
-when the host sends ``prompt``, the ``printed`` surface from standard error, and starting the
-adapter again after it failed. The work below it is split in three: process supervision
-(:mod:`conformance.hosts._supervise`: own session and process group, the whole tree killed),
-line framing (:mod:`conformance.hosts._framing`: bounded lines, reading stops at the adapter's
-exit) and the protocol mapping (:mod:`conformance.hosts._connection`, with the version, errors
-and schemas in :mod:`conformance.hosts._protocol`). A host that crashes, hangs or writes garbage
-makes the running check end with a :class:`HostError` naming the cause, and after
-:data:`MAX_CONSECUTIVE_FAILURES` such checks in a row it is abandoned: every later check ends at
-once with a :class:`HostAbandonedError`, and it is never started again. A version mismatch, a
-capability outside the protocol's published list, or an adapter that cannot be started at all,
-is a :class:`HarnessError` for the whole run; an adapter that, started again, describes another
-host ends the running check with a :class:`HostChangedError`, is abandoned, and makes the run a
-harness error (decisions S1.8). It must never let a hang block the run, never leave a process or
-a pipe behind, and never put a configured secret value into an error message: text quoted from
-the host is redacted first.
+when the host sends ``prompt``, the ``printed`` surface from standard error, every byte of which
+is also spooled for the run's late-output barrier (:meth:`SubprocessHost.late_findings`,
+decisions S1.9), and starting the adapter again after it failed. The work below it is split in
+three: process supervision (:mod:`conformance.hosts._supervise`: own session and process group,
+the whole tree killed), line framing (:mod:`conformance.hosts._framing`: bounded lines, reading
+stops at the adapter's exit) and the protocol mapping (:mod:`conformance.hosts._connection`,
+with the version, errors and schemas in :mod:`conformance.hosts._protocol`). A host that
+crashes, hangs or writes garbage makes the running check end with a :class:`HostError` naming
+the cause, and after :data:`MAX_CONSECUTIVE_FAILURES` such checks in a row it is abandoned:
+every later check ends at once with a :class:`HostAbandonedError`, and it is never started
+again. A version mismatch, a capability outside the protocol's published list, or an adapter
+that cannot be started at all, is a :class:`HarnessError` for the whole run; an adapter that,
+started again, describes another host ends the running check with a :class:`HostChangedError`,
+is abandoned, and makes the run a harness error (decisions S1.8). It must never let a hang block
+the run, never leave a process or a pipe behind, and never put a configured secret value into an
+error message: text quoted from the host is redacted first.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import os
 import shlex
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.host import (
     Answer,
@@ -65,6 +66,7 @@ from conformance.hosts._protocol import (
     quote,
     split_command,
 )
+from conformance.hosts._spool import SPOOL_LIMIT_BYTES, Spool, search_spool
 from conformance.hosts.wire import (
     WireControl,
     config_to_wire,
@@ -72,6 +74,10 @@ from conformance.hosts.wire import (
     observation_from_wire,
     result_from_wire,
 )
+
+if TYPE_CHECKING:
+    from conformance.canary import Canary
+    from conformance.late import LateReport
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -136,6 +142,7 @@ class SubprocessHost:
         cwd: The adapter's working directory; the suite's own by default.
         want_mcp: Ask the adapter for its MCP endpoint in the handshake (capability ``mcp``).
         max_line: Bytes one line of the adapter's output may hold (``--host-max-line``).
+        spool_limit: Bytes of standard error kept for the late-output barrier over the run.
 
     Raises:
         HarnessError: The adapter cannot be started, or speaks another protocol version.
@@ -152,6 +159,7 @@ class SubprocessHost:
         cwd: str | None = None,
         want_mcp: bool = False,
         max_line: int = DEFAULT_MAX_LINE,
+        spool_limit: int = SPOOL_LIMIT_BYTES,
     ) -> None:
         self.argv = split_command(command)
         self._want_mcp = want_mcp
@@ -180,6 +188,8 @@ class SubprocessHost:
         #: Why the host was abandoned, once it is.
         self._abandoned: str | None = None
         self.restarts = 0
+        #: Every byte of standard error of every start of the adapter, for the barrier.
+        self._spool = Spool(spool_limit)
         self._connection: Connection | None = None
         try:
             self._connection, self._info = self._connect()
@@ -218,6 +228,7 @@ class SubprocessHost:
                 env=self._env,
                 cwd=self._cwd,
                 max_line=self.max_line,
+                spool=self._spool,
             )
         except OSError as error:
             raise HarnessError(
@@ -487,7 +498,10 @@ class SubprocessHost:
         connection = self._live()
         data = self._call(connection, "observe", {}, self.call_timeout)
         try:
-            return observation_from_wire(data, connection.printed())
+            printed = connection.printed()
+            # Asked after the text: a cut between the two is reported, never missed.
+            whole = not connection.printed_cut
+            return observation_from_wire(data, printed, whole)
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             # binascii.Error is a ValueError. A surface the suite cannot read is the host's
             # protocol failure: the check errors, it never fails on it.
@@ -502,6 +516,26 @@ class SubprocessHost:
         if self._connection is not None:
             self._connection.close()
             self._connection = None
+
+    def late_findings(self, canaries: Sequence[Canary]) -> LateReport:
+        """Search all the adapter wrote on standard error, over every start, for ``canaries``.
+
+        The end-of-run barrier (decisions S1.9, :mod:`conformance.late`): the adapter is shut
+        down first and its readers drained (bounded), so nothing it writes later is missed;
+        then every required form of every canary is searched for in all that was kept, and
+        the spool is released. Self-contained: a host that wraps this one (over MCP) calls it
+        for the driver's standard error. A second call finds nothing more to search.
+
+        Returns:
+            Findings by label, form and adapter start; standard error as searched, or as not
+            searched with why (beyond the spool's bound, a reader that did not finish).
+        """
+        self.close()
+        self._spool.seal()
+        try:
+            return search_spool(self._spool, canaries)
+        finally:
+            self._spool.close()
 
     def __enter__(self) -> SubprocessHost:
         return self

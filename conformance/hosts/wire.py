@@ -102,8 +102,11 @@ def info_from_wire(data: Mapping[str, Any]) -> HostInfo:
     )
 
 
-def observation_from_wire(data: Mapping[str, Any], printed: str = "") -> Observation:
-    """Return an ``observe`` result as an :class:`Observation`."""
+def observation_from_wire(
+    data: Mapping[str, Any], printed: str = "", printed_whole: bool = True
+) -> Observation:
+    """Return an ``observe`` result as an :class:`Observation`, with standard error as
+    ``printed`` (``printed_whole`` false when a bound cut it)."""
     return Observation(
         ledger_bytes=base64.b64decode(str(data.get("ledgerBase64", ""))),
         log_records=tuple(
@@ -116,6 +119,7 @@ def observation_from_wire(data: Mapping[str, Any], printed: str = "") -> Observa
         ),
         vault_reads=tuple(int(page) for page in data.get("vaultReads", ())),
         printed=printed,
+        printed_whole=printed_whole,
         ledger_read=(
             tuple(dict(item) for item in data["ledgerRead"])
             if isinstance(data.get("ledgerRead"), list)
