@@ -15,6 +15,7 @@ from typing import Final
 
 from conformance.selftest import (
     catalog_approval,
+    catalog_classes,
     catalog_grammar,
     catalog_invariants,
     catalog_ledger,
@@ -30,8 +31,8 @@ from conformance.selftest.base import Mutant
 
 __all__ = ["BY_NAME", "MUTANTS", "ORDER", "Mutant", "get"]
 
-#: Each area's mutants: R1 to R7, the invariants, operating the host, the MCP layer (R9), and
-#: the gaps mutation testing found.
+#: Each area's mutants: R1 to R7, the invariants, operating the host, the MCP layer (R9), the
+#: gaps mutation testing found, and the classes only counts, long texts or a forced order show.
 _AREAS: Final = (
     catalog_grammar.MUTANTS,
     catalog_messages.MUTANTS,
@@ -44,6 +45,7 @@ _AREAS: Final = (
     catalog_operations.MUTANTS,
     catalog_mcp.MUTANTS,
     catalog_survivors.MUTANTS,
+    catalog_classes.MUTANTS,
 )
 
 #: The catalog's order, by name: the first mutants, then the grammar and message mutants, the
@@ -205,6 +207,14 @@ ORDER: Final[tuple[str, ...]] = (
     "mcp-refusal-error-behind-banner",
     "mcp-schema-holds-password",
     "mcp-error-data-misnames-denial",
+    "ends-only-resolved",
+    "sixteen-reference-slots",
+    "scrub-stops-after-500",
+    "failure-text-uncapped",
+    "unknown-ids-sorted",
+    "descriptors-sorted",
+    "token-field-accepted",
+    "yolo-usernames-unasked",
 )
 
 
