@@ -19,26 +19,8 @@ from typing import Final, NoReturn
 
 import pytest
 
-#: A skip reason that begins with these words marks a requirement that cannot arise on the path
-#: under test (decisions S1.1): it is reported "not applicable", never "unchecked".
-NOT_APPLICABLE_PREFIX: Final = "not applicable: "
-
-
-class Outcome(enum.Enum):
-    """A check's or a requirement's outcome, as every report spells it."""
-
-    PASS = "pass"
-    FAIL = "fail"
-    NON_STRICT = "non-strict"
-    ACCEPTED = "accepted-alternative"
-    SKIPPED = "skipped"
-    ERROR = "error"
-    BASELINED = "baselined"
-    """A failure or error the host's expectations file lists as known; it does not fail the run."""
-    FLAKY = "flaky"
-    """A failure or error of a check the expectations file lists as flaky."""
-    UNEXPECTED_PASS = "unexpected-pass"
-    """A check listed as a known failure that passed: strict expectations fail the run."""
+from conformance.kernel.records import NOT_APPLICABLE_PREFIX as NOT_APPLICABLE_PREFIX
+from conformance.kernel.records import Outcome as Outcome
 
 
 class RequirementError(AssertionError):

@@ -30,6 +30,7 @@ from conformance.host import (
     OperatorScript,
     PendingCall,
 )
+from conformance.kernel import Entry, Expectations
 from conformance.outcomes import Outcome
 from conformance.report import (
     CONFORMANT,
@@ -56,7 +57,7 @@ OTHER = RequirementInfo("VAULT-003", "MUST", "R7.1", "no read without references
 REF_ONLY = RequirementInfo("LEDG-009", "MUST", "R6.7", "owner-only ledger", "reference-only")
 
 
-def _run(checks: list[CheckResult], expectations: Mapping[str, Any] | None = None) -> RunData:
+def _run(checks: list[CheckResult], expectations: Expectations | None = None) -> RunData:
     return RunData(
         host={"name": "h", "version": "1", "language": "x", "capabilities": []},
         vectors_digest=None,
@@ -150,7 +151,7 @@ def test_declared_unchecked_must_is_conformant_and_listed() -> None:
     """A MUST declared unchecked, with a reason, leaves a conformant verdict that says so."""
     passing = CheckResult("c1", ("VAULT-003",))
     blind = CheckResult("c2", ("LOG-001",), outcome=Outcome.SKIPPED, detail="no observe.log")
-    declared = {"declaredUnchecked": [{"requirement": "LOG-001", "reason": "no log capture"}]}
+    declared = Expectations("f", unchecked=(Entry("requirement", "LOG-001", "no log capture"),))
     report = build_report(_run([passing, blind], declared))
     assert report["verdict"] == DECLARED
     assert report["exitCode"] == 0
