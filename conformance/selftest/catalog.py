@@ -21,6 +21,7 @@ from conformance.selftest import (
     catalog_ledger,
     catalog_mcp,
     catalog_messages,
+    catalog_model,
     catalog_operations,
     catalog_policy,
     catalog_scrub,
@@ -46,6 +47,7 @@ _AREAS: Final = (
     catalog_mcp.MUTANTS,
     catalog_survivors.MUTANTS,
     catalog_classes.MUTANTS,
+    catalog_model.MUTANTS,
 )
 
 #: The catalog's order, by name: the first mutants, then the grammar and message mutants, the
@@ -215,6 +217,8 @@ ORDER: Final[tuple[str, ...]] = (
     "descriptors-sorted",
     "token-field-accepted",
     "yolo-usernames-unasked",
+    "fence-blind-to-two-references",
+    "trusted-usernames-unasked",
 )
 
 

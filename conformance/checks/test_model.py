@@ -1,0 +1,44 @@
+"""The model-based check: the host against the reference host, step by step (issue classes of
+time and roles; decisions R3, R3.4, R3.5, R4, R6.2, R6.3, R7.1).
+
+A Hypothesis state machine configures the host and a fresh in-process reference host alike,
+then calls with references in every field and role, look-alikes and plain values, applies
+every announced control at any moment, and answers prompts at once, late, never or twice. After
+each step it compares the disposition, what the handler received, the prompts, the vault reads
+and the ledger records with the model's, and sweeps every surface. A failure names the
+requirement and prints the shrunk steps. The budget is fixed in CI (docs/conformance.md, "The
+model check"); ``SECREF_MODEL_EXAMPLES=N`` runs a campaign.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.model.compare import FIELD_REQUIREMENTS
+from conformance.model.machine import run_model
+from conformance.scenario import RecordingHost
+
+#: Every requirement a divergence can name (conformance.model.compare).
+_CITED = (
+    *dict.fromkeys(rid for ids in FIELD_REQUIREMENTS.values() for rid in ids),
+    "APPR-012",
+    "APPR-013",
+    "FENCE-002",
+    "FENCE-003",
+    "FENCE-004",
+    "FENCE-005",
+    "INV3",
+    "INV4",
+    "LEDG-006",
+    "ORD-004",
+    "ORD-006",
+    "POL-004",
+)
+
+
+@pytest.mark.req(*dict.fromkeys(_CITED))
+def test_model(host: RecordingHost, request: pytest.FixtureRequest) -> None:
+    """Every step of a drawn run leaves the host where the reference host is."""
+    host.need("observe.requests", "observe.receipts")
+    verdict_only = request.config.getoption("secref_stop_when_decided", None) is not None
+    run_model(host, verdict_only=verdict_only)

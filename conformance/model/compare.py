@@ -1,0 +1,301 @@
+"""Comparing a host with the model after one step, and naming the requirement a gap breaks.
+
+This module owns the fields the model check compares (:data:`FIELD_REQUIREMENTS`): a call's
+disposition, what the handler received, the ledger record, the prompts shown and the vault
+reads, each mapped to the requirement IDs of the catalog that fix it. A difference is reported
+with :func:`conformance.outcomes.fail` naming those IDs, most specific first; where a ruling
+allows more than one answer it is accepted, recorded with :func:`conformance.outcomes.accept`
+and held for the rest of the run (:class:`Held`). It never prints a value: details name
+fields, dispositions, tools and reference names only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from conformance.host import CallResult, Receipt
+from conformance.outcomes import fail, should
+
+#: Every compared field and the requirements that fix it (docs/conformance.md, "The model").
+FIELD_REQUIREMENTS: Final[Mapping[str, tuple[str, ...]]] = {
+    "disposition": ("ORD-001", "APPR-001", "APPR-008", "APPR-009", "APPR-010", "FENCE-001"),
+    "prompts.count": ("APPR-001", "ORD-003"),
+    "prompts.refs": ("APPR-011",),
+    "prompts.descriptors": ("APPR-002",),
+    "prompts.risk": ("APPR-003",),
+    "prompts.arguments": ("APPR-004",),
+    "receipts.count": ("SUBST-004", "INV2", "APPR-006"),
+    "receipts.raw": ("SUBST-005", "SUBST-003", "INV5"),
+    "receipts.view": ("SUBST-001", "INV6"),
+    "vault.reads": ("VAULT-001", "VAULT-002", "VAULT-003"),
+    "ledger.count": ("LEDG-005",),
+    "ledger.disposition": ("LEDG-005", "LEDG-008"),
+    "ledger.isError": ("LEDG-001",),
+    "ledger.secretRefs": ("LEDG-002",),
+    "ledger.sanitizedArgs": ("LEDG-004",),
+    "ledger.tool": ("LEDG-001",),
+    "sweep": ("INV1",),
+}
+
+#: Dispositions of a reference-free call that only the host's usual rules decide (APPR-013).
+_USUAL: Final = frozenset({"ALLOWED", "APPROVED_ALWAYS", "APPROVED_PROVIDER", "APPROVED_SESSION"})
+
+#: Dispositions of a call withheld by the kill-switch or RBAC: their record is EITHER (LEDG-006).
+WITHHELD_TOOL: Final = frozenset({"KILL_SWITCHED", "RBAC_DENIED"})
+
+_RISKS: Final = ("LOW", "MEDIUM", "HIGH", "CRITICAL")
+
+
+@dataclass(slots=True)
+class Call:
+    """One call as both hosts ran it, with what the machine knows of it.
+
+    Attributes:
+        step: The call's number in the run, for details.
+        tool: The tool named.
+        bearing: Whether its arguments hold a candidate.
+        prompted: Whether the model showed a prompt for it.
+        events: The controls applied while its prompt was open, in order, as ``(op, target)``.
+        answer: The operator's answer's wire name.
+    """
+
+    step: int
+    tool: str
+    bearing: bool
+    prompted: bool = False
+    events: list[tuple[str, str]] = field(default_factory=list)
+    answer: str = ""
+
+
+@dataclass(slots=True)
+class Held:
+    """The alternatives the host took, held for the rest of the run (EITHER rulings)."""
+
+    taken: dict[str, str] = field(default_factory=dict)
+    off_model: bool = False
+    """A reference-free call took another usual meaning than the model's (APPR-013): the two
+    hosts' rules no longer agree, so the rest of the run is not compared."""
+
+    def take(self, requirement: str, alternative: str, detail: str) -> None:
+        """Record ``alternative`` of ``requirement``; fail if the run took another before."""
+        earlier = self.taken.setdefault(requirement, alternative)
+        if earlier != alternative:
+            fail(requirement, f"{detail}: {alternative}, after taking {earlier} earlier in the run")
+
+
+def reasons(disposition: str, text: str, call: Call) -> tuple[str, ...]:
+    """Return the requirements that fix the model's ``disposition`` for ``call``.
+
+    The model is the reference host, whose refusal messages are the design's (decisions R2):
+    the text tells which rule refused.
+    """
+    after_prompt = call.prompted
+    if disposition == "UNKNOWN_TOOL":
+        return ("ORD-006",)
+    if disposition in WITHHELD_TOOL:
+        return ("ORD-004", "POL-004")
+    table = {
+        "QUEUE_FULL": ("APPR-009",),
+        "TIMEOUT": ("APPR-008",),
+        "DENIED": ("APPR-010",),
+        "POLICY_PERSIST_FAILED": ("APPR-012",),
+    }
+    if disposition in table:
+        return table[disposition]
+    if disposition == "POLICY_DENIED" and after_prompt:
+        return ("FENCE-001", "INV4") if "revoked" in text else ("FENCE-002", "INV4")
+    if disposition == "SECRET_FORBIDDEN" and after_prompt:
+        return ("FENCE-003",)
+    if disposition == "SECRET_FORBIDDEN":
+        forbidden: tuple[tuple[str, tuple[str, ...]], ...] = (
+            ("disabled", ("MSG-003",)),
+            ("permission", ("MSG-004", "INV3")),
+            ("host policy", ("MSG-006", "INV3")),
+        )
+        for marker, ids in forbidden:
+            if marker in text:
+                return ids
+        return ("MSG-011",)
+    if disposition == "SECRET_UNRESOLVED":
+        unresolved: tuple[tuple[str, tuple[str, ...]], ...] = (
+            ("Malformed", ("GRAM-008", "MSG-001")),
+            ("no secret with id", ("MSG-007", "INV2", "SUBST-004")),
+            ("has no", ("MSG-008", "INV2", "SUBST-004")),
+            ("vault could not", ("MSG-009", "INV2")),
+        )
+        for marker, ids in unresolved:
+            if marker in text:
+                return ids
+        return ("MSG-010",)
+    if disposition == "POLICY_DENIED":
+        return ("MSG-005", "INV3") if call.bearing else ("POL-004",)
+    if call.bearing:
+        return ("APPR-001", "APPR-006") if call.answer else ("APPR-001",)
+    return ("APPR-013",)
+
+
+def _fence5(call: Call) -> bool:
+    """Whether a DENY was saved while the prompt was open and replaced before the answer by
+    another rule for the same target, with no revocation or reset (decisions R3.4 v1.2)."""
+    denied: set[str] = set()
+    replaced = False
+    for op, target in call.events:
+        if op in ("revoke", "reset"):
+            return False
+        if op == "save:DENY":
+            denied.add(target)
+        elif op.startswith("save:") and target in denied:
+            denied.discard(target)
+            replaced = True
+    return replaced and not denied
+
+
+def dispositions(call: Call, host: CallResult, model: CallResult, held: Held) -> None:
+    """Compare one call's disposition; fail naming what fixes the model's."""
+    if host.disposition == model.disposition and host.is_error == model.is_error:
+        return
+    where = f"call {call.step} to {call.tool}"
+    pair = f"{host.disposition} where the model ended {model.disposition}"
+    if not call.bearing and model.disposition in _USUAL and host.disposition in _USUAL:
+        should(False, "APPR-013", f"{where}: a reference-free call ended {pair}")
+        held.off_model = True
+        return
+    if (
+        call.prompted
+        and model.disposition == "SECRET_FORBIDDEN"
+        and host.disposition == "POLICY_DENIED"
+    ):
+        should(False, "FENCE-004", f"{where}: a lost secret.read refused the call as POLICY_DENIED")
+        return
+    if _fence5(call) and {host.disposition, model.disposition} == {
+        "POLICY_DENIED",
+        "APPROVED_ONCE",
+    }:
+        taken = "refused" if host.disposition == "POLICY_DENIED" else "rule-at-answer"
+        held.take("FENCE-005", taken, f"{where}: a DENY replaced before the answer was")
+        return
+    if host.disposition == model.disposition:
+        fail(
+            ("LEDG-008", "MCP-006"), f"{where}: isError {host.is_error}, the model {model.is_error}"
+        )
+    ids = reasons(model.disposition, model.text, call)
+    if host.disposition in ("APPROVED_ONCE", "ALLOWED") and model.disposition not in _USUAL:
+        ids = (*ids, "SUBST-004") if model.disposition == "SECRET_UNRESOLVED" else ids
+    fail(ids, f"{where} ended {pair}")
+
+
+def prompts(
+    call: Call | None, host: Sequence[Mapping[str, Any]], model: Sequence[Mapping[str, Any]]
+) -> None:
+    """Compare the prompts one step showed."""
+    where = f"call {call.step} to {call.tool}" if call else "the step"
+    if len(host) != len(model):
+        if len(host) > len(model):
+            ids = ("ORD-003",) if call is None or call.bearing else ("APPR-013",)
+            fail(ids, f"{where}: {len(host)} prompts shown where the model showed {len(model)}")
+        if call is not None and not call.bearing:
+            should(False, "APPR-013", f"{where}: a reference-free call was not prompted")
+            return
+        fail(("APPR-001", "INV3"), f"{where}: {len(host)} prompts shown, the model {len(model)}")
+    for mine, theirs in zip(host, model, strict=True):
+        if (mine.get("tool"), mine.get("provider")) != (theirs.get("tool"), theirs.get("provider")):
+            fail("APPR-011", f"{where}: the prompt names another tool or provider")
+        if list(mine.get("secretRefs", ())) != list(theirs.get("secretRefs", ())):
+            fail("APPR-011", f"{where}: the prompt's references are not the model's")
+        if list(mine.get("descriptors", ())) != list(theirs.get("descriptors", ())):
+            fail("APPR-002", f"{where}: the prompt's descriptors are not the model's")
+        if theirs.get("secretRefs") and _risk(mine) < _RISKS.index("HIGH"):
+            fail("APPR-003", f"{where}: a secret-bearing prompt's risk is below HIGH")
+        if mine.get("arguments") != theirs.get("arguments"):
+            fail("APPR-004", f"{where}: the prompt does not show the arguments as written")
+
+
+def _risk(request: Mapping[str, Any]) -> int:
+    risk = str(request.get("risk", ""))
+    return _RISKS.index(risk) if risk in _RISKS else -1
+
+
+def receipts(
+    call: Call, host: Sequence[Receipt], model: Sequence[Receipt], *, exact_raw: bool
+) -> None:
+    """Compare what the handler received in one step; ``exact_raw`` compares raw bytes of a
+    reference-free call (the driver path; over MCP only the JSON value, decisions R9.2)."""
+    where = f"call {call.step} to {call.tool}"
+    if len(host) != len(model):
+        ids = ("APPR-006", "ORD-005") if host and model else ("SUBST-004", "INV2", "ORD-005")
+        fail(ids, f"{where}: the handler ran {len(host)} times, in the model {len(model)}")
+    for mine, theirs in zip(host, model, strict=True):
+        if call.bearing:
+            if _parsed(mine.raw) != _parsed(theirs.raw):
+                fail(("SUBST-005", "INV2"), f"{where}: the handler received other arguments")
+            if mine.view is not None and theirs.view is not None and mine.view != theirs.view:
+                fail(("SUBST-001", "INV6"), f"{where}: the handler's per-key view differs")
+        elif (mine.raw != theirs.raw) if exact_raw else (_parsed(mine.raw) != _parsed(theirs.raw)):
+            fail(("SUBST-003", "INV5"), f"{where}: a reference-free call's arguments changed")
+
+
+def _parsed(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return ("not json", raw)
+
+
+def vault_reads(call: Call | None, host: Sequence[int], model: Sequence[int]) -> None:
+    """Compare the vault pages one step read."""
+    if list(host) == list(model):
+        return
+    where = f"call {call.step} to {call.tool}" if call else "the step"
+    ids: tuple[str, ...]
+    if not model:
+        ids = ("VAULT-001", "INV3") if call is None or call.bearing else ("VAULT-003", "INV5")
+    else:
+        ids = ("VAULT-002",)
+    fail(ids, f"{where}: the vault pages read were {list(host)}, in the model {list(model)}")
+
+
+#: The record fields compared, each with the requirements that fix it.
+_RECORD_FIELDS: Final = (
+    ("toolName", "ledger.tool"),
+    ("providerId", "ledger.tool"),
+    ("approvalDisposition", "ledger.disposition"),
+    ("isError", "ledger.isError"),
+    ("secretRefs", "ledger.secretRefs"),
+    ("sanitizedArgs", "ledger.sanitizedArgs"),
+)
+
+
+def ledger(
+    call: Call | None,
+    host: Sequence[Mapping[str, Any]],
+    model: Sequence[Mapping[str, Any]],
+    held: Held,
+) -> None:
+    """Compare the ledger records one step appended."""
+    where = f"call {call.step} to {call.tool}" if call else "the step"
+    if len(host) != len(model):
+        withheld = [r for r in model if r.get("approvalDisposition") in WITHHELD_TOOL]
+        if call is not None and len(model) - len(host) == len(withheld) == 1:
+            held.take("LEDG-006", "not-recorded", f"{where}: a withheld call was")
+            return
+        fail("LEDG-005", f"{where}: {len(host)} ledger records, the model {len(model)}")
+    for mine, theirs in zip(host, model, strict=True):
+        if theirs.get("approvalDisposition") in WITHHELD_TOOL:
+            held.take("LEDG-006", "recorded", f"{where}: a withheld call was")
+        for name, key in _RECORD_FIELDS:
+            got, want = mine.get(name), theirs.get(name)
+            if name == "secretRefs":
+                got, want = list(got or ()), list(want or ())
+            if got == want:
+                continue
+            if (
+                name == "sanitizedArgs"
+                and call is not None
+                and "{{secret:[REDACTED]}}" in str(want)
+            ):
+                should(False, "LEDG-007", f"{where}: a malformed candidate is redacted otherwise")
+                continue
+            fail(FIELD_REQUIREMENTS[key], f"{where}: the record's {name} differs from the model's")

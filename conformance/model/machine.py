@@ -1,0 +1,507 @@
+"""The model-based check: a host and the reference host driven alike, compared step by step.
+
+This module owns :func:`run_model`, the state machine behind ``test_model.py``. Each example
+configures both hosts with one drawn configuration, then takes steps: calls with any mix of
+references, look-alikes and plain values; every control the host announced, at any moment
+(before a call, between calls, while a prompt is open, after an answer, after a timeout); and
+operator answers at once, after a delay, after the approval timeout, never, or twice, to
+prompts held open across steps through ``start``. After each step the host under test is
+compared with a fresh in-process reference host driven identically (the model), field by
+field (:mod:`conformance.model.compare`), and every surface is swept for every value. A
+failure is a :class:`~conformance.outcomes.RequirementError` naming the requirement, and
+Hypothesis prints the shrunk steps as the reproducer; steps hold ids and labels, never a value.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import random
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from hypothesis import HealthCheck, Phase, seed, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from conformance.canary import CallRecord, Detector, Mint, guarded_values, visible_surfaces
+from conformance.host import Answer, CallResult, Control, HostConfig, HostUnderTest, PendingCall
+from conformance.hosts.subprocess import SubprocessHost
+from conformance.model import compare, world
+from conformance.model.compare import Call, Held
+from conformance.outcomes import LeakError, RequirementError, accept, should
+from conformance.scenario import (
+    CONTROL_CAPABILITIES,
+    WAIT_SECONDS,
+    RecordingHost,
+    ledger_records,
+    scrubbing_of,
+)
+from conformance.via import MCP
+
+#: The CI budget: a fixed seed, examples and steps (docs/conformance.md, "The model check").
+CI_SEED: Final = 20_240_617
+CI_EXAMPLES: Final = 25
+STEPS: Final = 20
+#: The budget when the caller needs only the verdict (``--stop-when-decided``: the self-test
+#: and the mutation runner).
+VERDICT_EXAMPLES: Final = 6
+#: Raises the budget and draws a fresh seed (campaign mode); ``SECREF_MODEL_SEED`` replays one.
+EXAMPLES_ENV: Final = "SECREF_MODEL_EXAMPLES"
+SEED_ENV: Final = "SECREF_MODEL_SEED"
+
+#: How long the operator waits before a delayed answer, and past the timeout for a late one.
+DELAY_S: Final = 0.05
+LATE_S: Final = world.SHORT_TIMEOUT_S + 0.25
+
+ANSWERS: Final = (
+    Answer.APPROVE,
+    Answer.DENY,
+    Answer.ALWAYS_ALLOW,
+    Answer.TRUST_PROVIDER,
+    Answer.TRUST_SESSION,
+)
+
+#: One control action: its method name and arguments, as the reproducer prints it.
+Action = tuple[Any, ...]
+
+
+def _actions(capabilities: frozenset[str]) -> st.SearchStrategy[Action]:
+    targets = st.sampled_from(world.TARGETS)
+    tools = st.sampled_from(world.TOOL_NAMES)
+    options: list[st.SearchStrategy[Action]] = []
+    offered = {
+        "revoke": targets.map(lambda t: ("revoke", *t)),
+        "reset": st.just(("reset",)),
+        "save_rule": st.tuples(targets, st.sampled_from(("ALLOW", "ASK", "DENY"))).map(
+            lambda p: ("save_rule", *p[0], p[1])
+        ),
+        "set_permissions": st.tuples(
+            st.booleans(),
+            st.sampled_from(
+                (("secret.read",), (), ("secret.read", world.GATE_PERMISSION), ("secret.read",))
+            ),
+        ).map(lambda p: ("set_permissions", *p)),
+        "trust_session": tools.map(lambda t: ("trust_session", t)),
+        "set_yolo": st.booleans().map(lambda b: ("set_yolo", b)),
+        "kill": st.sampled_from((world.ECHO_NAME, world.AUX.name)).map(lambda t: ("kill", t)),
+    }
+    for method, strategy in offered.items():
+        if CONTROL_CAPABILITIES[method] in capabilities:
+            options.append(strategy)
+    return st.one_of(options) if options else st.nothing()
+
+
+def _apply(control: Control, action: Action) -> None:
+    method, *arguments = action
+    getattr(control, method)(*arguments)
+
+
+def _event(action: Action) -> tuple[str, str]:
+    """The fence's view of an action: ``(op, target)``."""
+    method = action[0]
+    if method == "save_rule":
+        return (f"save:{action[3]}", f"{action[1]}:{action[2]}")
+    if method == "revoke":
+        return ("revoke", f"{action[1]}:{action[2]}")
+    return (method, "")
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """How the operator answers one call's prompt.
+
+    Attributes:
+        when: ``"at-once"``, ``"delayed"``, ``"late"`` (after the approval timeout),
+            ``"never"``, ``"acting"`` (controls first) or ``"held"`` (by a later step).
+        answer: The answer given.
+        actions: The controls applied while the prompt is open, for ``"acting"``.
+    """
+
+    when: str
+    answer: Answer = Answer.APPROVE
+    actions: tuple[Action, ...] = ()
+
+
+class _Operator:
+    """Plays one plan for one call on one host; a held prompt waits for the machine's answers."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.opened = threading.Event()
+        self.answers: queue.Queue[Answer] = queue.Queue()
+
+    def __call__(self, _request: Mapping[str, Any], control: Control) -> Answer:
+        self.opened.set()
+        when = self.plan.when
+        if when == "held":
+            try:
+                return self.answers.get(timeout=WAIT_SECONDS)
+            except queue.Empty:
+                return Answer.DENY
+        for action in self.plan.actions:
+            _apply(control, action)
+        if when == "delayed":
+            time.sleep(DELAY_S)
+        elif when == "late":
+            time.sleep(LATE_S)
+        return Answer.NONE if when == "never" else self.plan.answer
+
+
+@dataclass(slots=True)
+class _Open:
+    """A call whose prompt is held open on both hosts."""
+
+    call: Call
+    host: tuple[PendingCall, _Operator]
+    model: tuple[PendingCall, _Operator]
+
+
+def _settled(pending: PendingCall, operator: _Operator) -> CallResult | None:
+    """Wait until the call shows its prompt (``None``) or ends (its result)."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        if operator.opened.is_set():
+            return None
+        try:
+            return pending.result(0.01)
+        except TimeoutError:
+            continue
+    raise RequirementError("APPR-008", "a started call neither prompted nor ended in time")
+
+
+@dataclass(slots=True)
+class _Cursor:
+    """How much of each surface the comparison has seen."""
+
+    prompts: int = 0
+    receipts: int = 0
+    reads: int = 0
+    records: int = 0
+
+
+@dataclass(slots=True)
+class Context:
+    """What one check run shares across the examples.
+
+    Attributes:
+        host: The host under test, recorded.
+        model: The reference host the host is compared with.
+        noted: The EITHER alternatives and SHOULD notes already reported, reported once.
+        seed: The campaign seed, or ``None`` in CI.
+    """
+
+    host: RecordingHost
+    model: HostUnderTest
+    noted: set[tuple[str, str]] = field(default_factory=set)
+    seed: int | None = None
+
+
+def machine_for(context: Context) -> type[RuleBasedStateMachine]:
+    """Return the state machine class for one check run against ``context.host``."""
+    capabilities = context.host.info().capabilities
+    can_start = "start" in capabilities
+    sees = {name: name in capabilities for name in CONTROL_CAPABILITIES.values()}
+    sees.update({cap: cap in capabilities for cap in _SURFACES})
+    visible = visible_surfaces(capabilities)
+    actions = _actions(capabilities)
+    exact_raw = context.host.path != MCP
+    plans = st.one_of(
+        st.builds(
+            Plan, when=st.sampled_from(("at-once", "delayed")), answer=st.sampled_from(ANSWERS)
+        ),
+        st.builds(Plan, when=st.sampled_from(("never", "late"))),
+        st.builds(
+            Plan,
+            when=st.just("acting"),
+            answer=st.sampled_from((Answer.APPROVE, *ANSWERS)),
+            actions=st.lists(actions, min_size=1, max_size=3).map(tuple),
+        ),
+        *([st.just(Plan("held"))] * 3 if can_start else []),
+    )
+
+    class ModelMachine(RuleBasedStateMachine):
+        """A host and the model, driven alike and compared after every step."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.held = Held()
+            self.open: list[_Open] = []
+            self.cursors = (_Cursor(), _Cursor())
+            self.config: HostConfig | None = None
+            self.short = False
+            self.steps = 0
+            self.calls: list[tuple[str, CallResult]] = []
+
+        # --- configure ----------------------------------------------------------------------
+
+        @initialize(
+            setup=world.setups(
+                absent="vault.absent" in capabilities,
+                failing="vault.failing" in capabilities,
+                store_failing="policy.store-failing" in capabilities,
+            )
+        )
+        def configure(self, setup: world.Setup) -> None:
+            """Configure both hosts afresh with one drawn configuration."""
+            self.config = setup.config(Mint())
+            self.short = setup.short_timeout
+            context.host.reset(self.config)
+            context.model.reset(self.config)
+
+        # --- steps --------------------------------------------------------------------------
+
+        @rule(
+            tool=st.sampled_from((*world.CALLED, *world.CALLED, *world.CALLED_RARELY)),
+            members=st.lists(world.items(), min_size=2, max_size=4).map(tuple),
+            plan=plans,
+        )
+        def invoke(self, tool: str, members: tuple[world.Item, ...], plan: Plan) -> None:
+            """Make one call; its prompt is answered by ``plan``."""
+            if self.held.off_model:
+                return
+            if plan.when == "held" and (self.short or len(self.open) >= 3):
+                plan = Plan("at-once")
+            if plan.when in ("never", "late") and not self.short:
+                plan = Plan("delayed", Answer.DENY)
+            self.steps += 1
+            args = world.arguments(members)
+            call = Call(
+                self.steps, tool, world.carries_reference(members), answer=plan.answer.value
+            )
+            if plan.when == "held":
+                self._start_held(call, tool, args)
+                return
+            for action in plan.actions:
+                call.events.append(_event(action))
+            model_op, host_op = _Operator(plan), _Operator(plan)
+            model_pending = context.model.start(tool, args, model_op)
+            outcome = context.host.invoke(tool, args, host_op)
+            model_outcome = model_pending.result(WAIT_SECONDS)
+            call.prompted = model_op.opened.is_set()
+            self._finished(call, outcome, model_outcome)
+
+        def _start_held(self, call: Call, tool: str, args: str) -> None:
+            host_op, model_op = _Operator(Plan("held")), _Operator(Plan("held"))
+            host_pending = context.host.start(tool, args, host_op)
+            model_pending = context.model.start(tool, args, model_op)
+            host_done = _settled(host_pending, host_op)
+            model_done = _settled(model_pending, model_op)
+            call.prompted = model_done is None
+            if host_done is None and model_done is None:
+                self.open.append(_Open(call, (host_pending, host_op), (model_pending, model_op)))
+                self._compare(call)
+                return
+            if host_done is not None and model_done is not None:
+                self._finished(call, host_done, model_done)
+                return
+            # One host prompted and the other did not: the prompts decide it.
+            for operator in (host_op, model_op):
+                operator.answers.put(Answer.DENY)
+            self._compare(call)
+            self.held.off_model = True
+
+        @precondition(lambda self: bool(self.open))
+        @rule(
+            index=st.integers(0, 2),
+            answer=st.sampled_from(ANSWERS),
+            delayed=st.booleans(),
+            twice=st.booleans(),
+        )
+        def answer(self, index: int, answer: Answer, delayed: bool, twice: bool) -> None:
+            """Answer a held prompt, at once or after a delay; ``twice`` queues a second answer
+            for the same prompt, which a host that asks once never reads."""
+            entry = self.open.pop(index % len(self.open))
+            entry.call.answer = answer.value
+            if delayed:
+                time.sleep(DELAY_S)
+            for _pending, operator in (entry.host, entry.model):
+                operator.answers.put(answer)
+                if twice:
+                    operator.answers.put(answer)
+            outcome = entry.host[0].result(WAIT_SECONDS)
+            model_outcome = entry.model[0].result(WAIT_SECONDS)
+            self._finished(entry.call, outcome, model_outcome)
+
+        @rule(action=actions)
+        def control(self, action: Action) -> None:
+            """Apply one control to both hosts, prompts open or not."""
+            failing = self.config is not None and self.config.policy_store == "failing"
+            if failing and action[0] == "save_rule":
+                return
+            _apply(context.host.control(), action)
+            _apply(context.model.control(), action)
+            for entry in self.open:
+                entry.call.events.append(_event(action))
+            self._compare(None)
+
+        # --- comparing ----------------------------------------------------------------------
+
+        def _finished(self, call: Call, host: CallResult, model: CallResult) -> None:
+            self.calls.append((call.tool, host))
+            compare.dispositions(call, host, model, self.held)
+            if (
+                call.bearing
+                and call.answer == Answer.TRUST_SESSION.value
+                and model.disposition == "APPROVED_ONCE"
+                and sees["control.trust-session"]
+            ):
+                # APPR-007 is EITHER: both hosts trust the tool for reference-free calls from
+                # here on, whichever alternative the host took.
+                context.host.control().trust_session(call.tool)
+                context.model.control().trust_session(call.tool)
+            self._compare(call)
+
+        def _compare(self, call: Call | None) -> None:
+            if self.held.off_model:
+                return
+            mine, theirs = context.host.observe(), context.model.observe()
+            ours, model_cursor = self.cursors
+            if sees["observe.requests"]:
+                compare.prompts(
+                    call,
+                    mine.approval_requests[ours.prompts :],
+                    theirs.approval_requests[model_cursor.prompts :],
+                )
+                if self._off_model():
+                    return
+                ours.prompts = len(mine.approval_requests)
+                model_cursor.prompts = len(theirs.approval_requests)
+            if sees["observe.receipts"] and call is not None:
+                compare.receipts(
+                    call,
+                    mine.receipts[ours.receipts :],
+                    theirs.receipts[model_cursor.receipts :],
+                    exact_raw=exact_raw,
+                )
+            ours.receipts, model_cursor.receipts = len(mine.receipts), len(theirs.receipts)
+            if sees["observe.vault-reads"]:
+                compare.vault_reads(
+                    call, mine.vault_reads[ours.reads :], theirs.vault_reads[model_cursor.reads :]
+                )
+                ours.reads, model_cursor.reads = len(mine.vault_reads), len(theirs.vault_reads)
+            if sees["observe.ledger"]:
+                host_records, model_records = ledger_records(mine), ledger_records(theirs)
+                compare.ledger(
+                    call,
+                    host_records[ours.records :],
+                    model_records[model_cursor.records :],
+                    self.held,
+                )
+                ours.records, model_cursor.records = len(host_records), len(model_records)
+            self._sweep(mine)
+
+        def _off_model(self) -> bool:
+            return self.held.off_model
+
+        def _sweep(self, seen: Any) -> None:
+            assert self.config is not None
+            records = [CallRecord(t, r.text, r.is_error, r.disposition) for t, r in self.calls]
+            found = Detector(guarded_values(self.config.secrets)).sweep(
+                records, seen, scrubbing=scrubbing_of(self.config), visible=visible
+            )
+            if found.leaks:
+                first = found.leaks[0]
+                ids = tuple(dict.fromkeys(r for f in found.leaks for r in f.requirements))
+                raise LeakError(ids, f"step {self.steps}: value leaked: {first.describe()}")
+
+        def teardown(self) -> None:
+            """Let every held prompt go, denied, and wait for its call."""
+            for entry in self.open:
+                for pending, operator in (entry.host, entry.model):
+                    operator.answers.put(Answer.DENY)
+                    try:
+                        pending.result(WAIT_SECONDS)
+                    except Exception:  # noqa: S112 - the example is over; the next reset starts afresh
+                        continue
+            self.open.clear()
+            for requirement, alternative in self.held.taken.items():
+                context.noted.add((requirement, alternative))
+
+    return ModelMachine
+
+
+#: The observation capabilities the comparison reads.
+_SURFACES: Final = (
+    "observe.requests",
+    "observe.receipts",
+    "observe.vault-reads",
+    "observe.ledger",
+)
+
+
+def budget(verdict_only: bool) -> tuple[settings, int | None]:
+    """Return the run's settings and, in campaign mode, its seed.
+
+    CI (the default): :data:`CI_EXAMPLES` examples of at most :data:`STEPS` steps from the fixed
+    seed :data:`CI_SEED`, no example database. Under ``--stop-when-decided``,
+    :data:`VERDICT_EXAMPLES`. With ``SECREF_MODEL_EXAMPLES=N``: N examples from a fresh seed,
+    printed, or from ``SECREF_MODEL_SEED`` when it is set.
+    """
+    campaign = os.environ.get(EXAMPLES_ENV, "").strip()
+    examples = VERDICT_EXAMPLES if verdict_only else CI_EXAMPLES
+    chosen: int | None = None
+    if campaign:
+        examples = int(campaign)
+        chosen = int(os.environ.get(SEED_ENV) or random.SystemRandom().randrange(2**32))
+        sys.stderr.write(f"model check campaign: {examples} examples, seed {chosen}\n")
+    return (
+        settings(
+            max_examples=examples,
+            stateful_step_count=STEPS,
+            database=None,
+            deadline=None,
+            derandomize=False,
+            print_blob=False,
+            suppress_health_check=list(HealthCheck),
+            # A caller that needs only the verdict gets the first failure unshrunk.
+            phases=(Phase.explicit, Phase.generate)
+            if verdict_only
+            else (Phase.explicit, Phase.generate, Phase.shrink),
+        ),
+        chosen,
+    )
+
+
+def run_model(host: RecordingHost, *, verdict_only: bool = False) -> Context:
+    """Run the model check against ``host``; raise the first divergence, shrunk.
+
+    Args:
+        host: The host under test, recorded for the sweep.
+        verdict_only: The caller needs only the verdict: the smaller budget.
+
+    Returns:
+        What the run shared, with every EITHER alternative the host took.
+    """
+    chosen_settings, chosen_seed = budget(verdict_only)
+    # The model is the reference driver in a process of its own, so that nothing patched into
+    # this process (a mutant under self-test) reaches it.
+    model = SubprocessHost([sys.executable, "-m", "reference_impl.driver"])
+    context = Context(host, model, seed=chosen_seed)
+    machine = seed(CI_SEED if chosen_seed is None else chosen_seed)(machine_for(context))
+    run: Callable[..., None] = run_state_machine_as_test
+    try:
+        run(machine, settings=chosen_settings)
+    except RequirementError as error:
+        if chosen_seed is not None:
+            error.detail = f"{error.detail} (campaign seed {chosen_seed})"
+            error.args = (f"{error.args[0]} (campaign seed {chosen_seed})",)
+        raise
+    finally:
+        model.close()
+    for requirement, alternative in sorted(context.noted):
+        accept(requirement, alternative)
+    return context
+
+
+__all__ = ["Context", "budget", "machine_for", "run_model", "should"]
