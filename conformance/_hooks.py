@@ -199,6 +199,10 @@ class ConformanceHooks:
         if source:
             try:
                 self.expectations = expectations.load(source)
+                expectations.check_declarations(
+                    self.expectations,
+                    {rid: entry.level for rid, entry in load_catalog().items()},
+                )
             except expectations.ExpectationsError as error:
                 raise pytest.UsageError(f"--expectations: {error}") from error
         selection = config.getoption("secref_requirements", None) or ""

@@ -37,6 +37,7 @@ __all__ = [
     "Expectations",
     "ExpectationsError",
     "apply",
+    "check_declarations",
     "load",
     "parse",
     "requirement_outcome",
@@ -170,6 +171,34 @@ def _safe_yaml(text: str, target: Path) -> object:
                 "expectations files must spell every entry out"
             )
     return yaml.safe_load(text)
+
+
+def check_declarations(expectations: Expectations, levels: Mapping[str, str]) -> None:
+    """Refuse a declaration of an unchecked requirement that cannot mean what it says.
+
+    Only a MUST of the catalog can be declared unchecked (decisions S1.2): a SHOULD or an EITHER
+    never makes a run incomplete, and an ID the catalog does not hold (a typo, say) would
+    declare nothing while its author believes otherwise.
+
+    Args:
+        expectations: The parsed file.
+        levels: Each catalog requirement's level, by ID.
+
+    Raises:
+        ExpectationsError: An ``unchecked`` entry names something else than a MUST.
+    """
+    for entry in expectations.unchecked:
+        level = levels.get(entry.id)
+        if level is None:
+            raise ExpectationsError(
+                f"{expectations.source}: unchecked entry {entry.id} is not a requirement of the "
+                "catalog (docs/requirements.md lists them)"
+            )
+        if level != "MUST":
+            raise ExpectationsError(
+                f"{expectations.source}: unchecked entry {entry.id} is a {level}; only a MUST "
+                "can be declared unchecked"
+            )
 
 
 def summary(applied: Mapping[str, Any]) -> list[str]:

@@ -173,7 +173,6 @@ def test_declared_unchecked_never_hides_a_failing_check(tmp_path: Path) -> None:
     assert run.outcomes()["SCRUB-001"] == "fail"
 
 
-@pytest.mark.xfail(strict=True, reason="kernel fix pending")
 @pytest.mark.parametrize("requirement", ["COST-001", "NOPE-999"])
 def test_declaring_a_should_or_an_unknown_id_unchecked_is_a_usage_error(
     tmp_path: Path, requirement: str
@@ -189,7 +188,6 @@ def test_declaring_a_should_or_an_unknown_id_unchecked_is_a_usage_error(
     assert not run.json_path.exists()
 
 
-@pytest.mark.xfail(strict=True, reason="kernel fix pending")
 def test_baselining_marks_only_the_requirements_the_failure_named(tmp_path: Path) -> None:
     """A known-failure entry naming a check baselines that check's failure; a requirement the
     check cites but whose rule it did not see broken is never non-conformant (baselined)."""
@@ -299,7 +297,11 @@ def test_crashing_host_gives_errors_not_failures(tmp_path: Path) -> None:
     host = f"{shlex.quote(PYTHON)} {BROKEN / 'broken_host.py'} crash"
     run = console(tmp_path, "--host", host, "--requirements", "APPR-003")
     report = pinned(run, HARNESS_ERROR, 2)
-    assert {check["outcome"] for check in report["checks"]} == {"error"}
+    outcomes = [check["outcome"] for check in report["checks"]]
+    # Checks that need a control the host never announced are skipped before it is reached;
+    # every other check errored, and none failed.
+    assert "fail" not in outcomes
+    assert outcomes.count("error") >= 3
     suite = assert_agrees(run.junit_path, report, 2)
     assert suite.failures == 1
-    assert suite.errors == len(report["checks"])
+    assert suite.errors == outcomes.count("error")
