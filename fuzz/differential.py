@@ -156,8 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     """Compare the reference host with a host under test; return 1 on a disagreement."""
     parser = argparse.ArgumentParser(prog="python -m fuzz.differential", description=__doc__)
     parser.add_argument("--host", required=True, help="the command that starts the host's driver")
-    parser.add_argument("--examples", type=int, default=500)
+    parser.add_argument("--examples", type=int, default=500, help="calls to generate (default 500)")
     options = parser.parse_args(argv)
+    from conformance.hosts._supervise import end_strays
     from conformance.hosts.inprocess import InProcessHost
     from conformance.hosts.subprocess import SubprocessHost
 
@@ -171,6 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         reference.close()
         other.close()
+        # As the console script does: this process runs only the fuzzer, and as a subreaper
+        # it is the parent of every orphan the adapter's tree left (decisions S1.10).
+        end_strays()
     if found is None:
         print(f"no disagreement in {differ.calls} calls")
         return 0

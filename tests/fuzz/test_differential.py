@@ -3,7 +3,15 @@ a planted bug is caught with a minimal input."""
 
 from __future__ import annotations
 
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -56,3 +64,41 @@ def test_verdicts_name_dispositions_only() -> None:
     assert verdict(CallResult("APPROVED_ONCE", "x", False)) == "resolved"
     assert verdict(CallResult("ALLOWED", "x", False)) == "passed"
     assert verdict(CallResult("SECRET_UNRESOLVED", "x", True)) == "refused:SECRET_UNRESOLVED"
+
+
+def test_the_differential_fuzzer_leaves_no_process_of_its_adapter_behind(tmp_path: Path) -> None:
+    """An adapter that leaves an orphan in a session of its own, with no trace of the suite in
+    its environment, is ended with the fuzzer's run (decisions S1.10)."""
+    marker = f"secref-differential-{uuid.uuid4().hex}"
+    adapter = Path(__file__).parents[1] / "conformance" / "hostile_adapters.py"
+    host = f"{shlex.quote(sys.executable)} {shlex.quote(str(adapter))} escape-artist"
+    done = subprocess.run(
+        [sys.executable, "-m", "fuzz.differential", "--host", host, "--examples", "3"],
+        env={**os.environ, "SECREF_HOSTILE_MARKER": marker},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    time.sleep(0.2)  # let a process killed at the end leave /proc
+    left = _marked(marker)
+    for pid in left:  # never leave them behind, whatever the outcome
+        os.kill(pid, signal.SIGKILL)
+    assert left == [], f"{len(left)} processes of the adapter outlived the fuzzer"
+
+
+def _marked(marker: str) -> list[int]:
+    """Return the live processes whose command line holds ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
