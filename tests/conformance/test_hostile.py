@@ -26,6 +26,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from conformance.report import EXIT_CODES, report_schema
+from tests.processes import marked
 
 ADAPTERS: Final = Path(__file__).parent / "hostile_adapters.py"
 
@@ -76,22 +77,6 @@ class HostileRun:
         text = (self.tmp / "junit.xml").read_text(encoding="utf-8")
         ElementTree.fromstring(text)  # noqa: S314 (the suite's own report, written just now)
         return text
-
-
-def _marked(marker: str) -> list[int]:
-    """Return the live processes whose command line holds ``marker``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker.encode() in cmdline and state != "Z":
-            found.append(int(entry.name))
-    return found
 
 
 def run_hostile(tmp_path: Path, mode: str, *options: str, check: str | None = None) -> HostileRun:
@@ -153,7 +138,7 @@ def run_hostile(tmp_path: Path, mode: str, *options: str, check: str | None = No
     seconds = time.monotonic() - started
     process.returncode = os.waitstatus_to_exitcode(status)
     time.sleep(0.2)  # let a process that was killed at the end leave /proc
-    orphans = tuple(_marked(marker))
+    orphans = tuple(marked(marker))
     for orphan in orphans:  # never leave them behind, whatever the verdict
         os.kill(orphan, signal.SIGKILL)
     return HostileRun(

@@ -18,6 +18,7 @@ import pytest
 from conformance.hosts.inprocess import InProcessHost
 from fuzz.differential import Differ, verdict
 from tests.fuzz.planted import CaseSensitiveRegistry
+from tests.processes import marked
 
 
 @pytest.fixture
@@ -82,23 +83,7 @@ def test_the_differential_fuzzer_leaves_no_process_of_its_adapter_behind(tmp_pat
     )
     assert done.returncode in (0, 1), done.stderr[-2000:]
     time.sleep(0.2)  # let a process killed at the end leave /proc
-    left = _marked(marker)
+    left = marked(marker)
     for pid in left:  # never leave them behind, whatever the outcome
         os.kill(pid, signal.SIGKILL)
     assert left == [], f"{len(left)} processes of the adapter outlived the fuzzer"
-
-
-def _marked(marker: str) -> list[int]:
-    """Return the live processes whose command line holds ``marker``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker.encode() in cmdline and state != "Z":
-            found.append(int(entry.name))
-    return found
