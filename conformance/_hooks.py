@@ -132,6 +132,7 @@ def load_catalog() -> dict[str, RequirementInfo]:
             scope=entry.scope,
             alternatives=entry.alternatives,
             reason=entry.reason,
+            title=entry.title,
         )
         for entry in catalog.load_catalog().requirements
     }

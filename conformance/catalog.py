@@ -80,6 +80,7 @@ class Requirement:
         reason: For excluded: why the suite does not check it.
         scope: ``any-host``; ``reference-only`` for the reference host's own files and tools;
             ``mcp`` for rules that arise only on a run via MCP (decisions R9).
+        title: A short name of at most 70 characters, shown beside the ID in every report.
     """
 
     id: str
@@ -89,6 +90,7 @@ class Requirement:
     alternatives: tuple[str, ...]
     reason: str | None
     scope: str
+    title: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +157,7 @@ def parse_catalog(document: Any) -> Catalog:
             alternatives=tuple(raw.get("alternatives", ())),
             reason=raw.get("reason"),
             scope=raw.get("scope", ANY_HOST),
+            title=raw["title"],
         )
         for raw in document["requirements"]
     )

@@ -237,6 +237,7 @@ def build_report(run: RunData) -> dict[str, Any]:
                 "level": item.info.level,
                 "section": item.info.section,
                 "scope": item.info.scope,
+                "title": item.info.title,
                 "statement": item.info.statement,
                 "outcome": item.outcome,
                 "alternatives": item.alternatives,

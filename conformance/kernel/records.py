@@ -95,7 +95,11 @@ HELD: Final = frozenset({Outcome.PASS.value, Outcome.FLAKY.value, Outcome.ACCEPT
 
 @dataclass(frozen=True, slots=True)
 class RequirementInfo:
-    """What the kernel and the reports need to know of one catalog entry."""
+    """What the kernel and the reports need to know of one catalog entry.
+
+    ``title`` is the entry's short name (at most 70 characters), shown beside its ID; it comes
+    last, so that a record built by position needs none.
+    """
 
     id: str
     level: str
@@ -104,6 +108,7 @@ class RequirementInfo:
     scope: str = "any-host"
     alternatives: tuple[str, ...] = ()
     reason: str | None = None
+    title: str = ""
 
 
 @dataclass(slots=True)

@@ -218,3 +218,29 @@ def test_render_command_writes_and_checks(
     assert output.read_bytes() == catalog.render_markdown().encode("utf-8")
     assert catalog.main(["render", "--output", str(output), "--check"]) == 0
     capsys.readouterr()
+
+
+def test_every_requirement_has_a_short_title() -> None:
+    """Each entry has a title of at most 70 characters on one line, loaded by the catalog."""
+    raw = {entry["id"]: entry for entry in _raw()["requirements"]}
+    assert set(raw) == set(CATALOG.ids())
+    for requirement in CATALOG.requirements:
+        assert requirement.title == raw[requirement.id]["title"]
+        assert 0 < len(requirement.title) <= 70, requirement.id
+        assert "\n" not in requirement.title, requirement.id
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda entry: entry.pop("title"), "title"),
+        (lambda entry: entry.update(title="x" * 71), "title"),
+        (lambda entry: entry.update(title=""), "title"),
+    ],
+)
+def test_schema_rejects_a_missing_or_long_title(change: Any, message: str) -> None:
+    """An entry without a title, or with one longer than 70 characters, breaks the schema."""
+    document = copy.deepcopy(_raw())
+    change(document["requirements"][0])
+    with pytest.raises(catalog.CatalogError, match=message):
+        catalog.parse_catalog(document)
