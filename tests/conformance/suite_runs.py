@@ -1,13 +1,19 @@
-"""Run the conformance suite in this process, for tests of the harness.
+"""Run the conformance suite for tests of the harness: in this process, or as the console script.
 
-This module owns one helper: a nested pytest session over ``conformance.checks`` (or a given
-path) with the plugin's report options, returning the exit status and the JSON report. It
-never prints a value; tests grep its outputs for canaries.
+This module owns two helpers: :func:`run_suite`, a nested pytest session over
+``conformance.checks`` (or a given path) with the plugin's report options, returning the exit
+status and the JSON report; and :func:`console`, ``secref-conformance`` in a process of its
+own, returning what it printed and how long it took. Neither prints a value; tests grep their
+outputs for canaries.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,3 +67,21 @@ def run_suite(tmp_path: Path, *arguments: str, target: Sequence[str] = ()) -> Su
         ]
     )
     return SuiteRun(int(status), json_path, md_path, junit_path, issued_canaries()[before:])
+
+
+def console(
+    tmp_path: Path, *arguments: str, timeout: float = 300.0
+) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Run ``secref-conformance`` with ``arguments`` in ``tmp_path``, without colour; return it
+    and the seconds it took."""
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", *arguments],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=dict(os.environ, PY_COLORS="0"),
+        timeout=timeout,
+        check=False,
+    )
+    return done, time.monotonic() - started

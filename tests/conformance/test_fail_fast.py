@@ -10,7 +10,6 @@ the small scripts of ``broken_hosts/``; the console script runs as a child proce
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from conformance.hosts.subprocess import (
     HostError,
     SubprocessHost,
 )
+from tests.conformance.suite_runs import console as run_console
 
 ADAPTER: Final = Path(__file__).parent / "broken_hosts" / "failing_adapter.py"
 
@@ -44,26 +44,15 @@ ABANDON_LIMIT_S: Final = 90.0
 CONFIG: Final = HostConfig(tools=(ToolSpec("recorder", "plugin.test", HandlerKind.RECORDER),))
 
 
+def console(tmp_path: Path, *arguments: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Run ``secref-conformance`` in ``tmp_path``, bounded by the abandonment limit."""
+    return run_console(tmp_path, *arguments, timeout=ABANDON_LIMIT_S * 2)
+
+
 def adapter(mode: str, starts: Path | None = None) -> str:
     """Return the command line of the failing adapter in ``mode``."""
     words = [sys.executable, str(ADAPTER), mode] + ([str(starts)] if starts else [])
     return shlex.join(words)
-
-
-def console(tmp_path: Path, *arguments: str) -> tuple[subprocess.CompletedProcess[str], float]:
-    """Run ``secref-conformance`` with ``arguments`` in ``tmp_path``; return it and its seconds."""
-    env = dict(os.environ, PY_COLORS="0")
-    started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "conformance.cli", *arguments],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        timeout=ABANDON_LIMIT_S * 2,
-        check=False,
-    )
-    return done, time.monotonic() - started
 
 
 def assert_ended_early(done: subprocess.CompletedProcess[str], seconds: float) -> str:

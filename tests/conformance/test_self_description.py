@@ -13,12 +13,9 @@ and an adapter that crashes once and comes back as another host.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, Final
 
@@ -41,6 +38,7 @@ from conformance.hosts.subprocess import (
 from conformance.report import EXIT_CODES, HARNESS_ERROR, run_scopes
 from conformance.scenario import RecordingHost
 from conformance.via import DRIVER, INPROCESS, MCP, same_arguments, via_mcp
+from tests.conformance.suite_runs import console
 
 BROKEN: Final = Path(__file__).parent / "broken_hosts"
 PROXY: Final = BROKEN / "announcing_proxy.py"
@@ -60,21 +58,6 @@ def proxied(names: str) -> str:
     return shlex.join(
         [sys.executable, str(PROXY), names, "--", sys.executable, "-m", "reference_impl.driver"]
     )
-
-
-def console(tmp_path: Path, *arguments: str) -> tuple[subprocess.CompletedProcess[str], float]:
-    """Run ``secref-conformance`` in ``tmp_path``; return it and the seconds it took."""
-    started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "conformance.cli", *arguments],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=dict(os.environ, PY_COLORS="0"),
-        timeout=300,
-        check=False,
-    )
-    return done, time.monotonic() - started
 
 
 # --- the published list ------------------------------------------------------------------------
