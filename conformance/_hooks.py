@@ -21,7 +21,7 @@ from typing import Any, Final
 
 import pytest
 
-from conformance import expectations, narrowing, outcomes
+from conformance import _barrier, expectations, narrowing, outcomes
 from conformance.canary import (
     SURFACE_CAPABILITIES,
     Canary,
@@ -539,6 +539,10 @@ class ConformanceHooks:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """Build the report, write the files asked for, and fail a run where no check ran."""
         state = self.state
+        if state.active:
+            # Late output is searched before any verdict: in a worker too, which hands the
+            # result over with the rest (decisions S1.9, conformance._barrier).
+            _barrier.run(self.config, state.results, self._run_canaries())
         if not state.active or hasattr(self.config, "workerinput"):
             # A parallel run's worker hands its results over instead (conformance._xdist).
             return

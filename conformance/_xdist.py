@@ -1,16 +1,17 @@
 """Parallel runs of the suite (``--workers``, pytest-xdist): what crosses from worker to controller.
 
 This module owns the one path by which a parallel run's results reach its report. On a worker it
-attaches each conformance check's full result, and the hardening rows the check produced, to
-the check's last test report, which xdist serializes to the controller; when the worker ends, it
-hands over its host's description, the problems its collection found and the canaries it minted
-through ``config.workeroutput``, which xdist carries in memory and writes nowhere. On the
-controller, which collects nothing and runs no check, it rebuilds each check's result, puts the
-results back in collection order, adopts every worker's canaries so that the report's redaction
-knows them all, and raises the same usage error a serial run raises when a worker's self-check
-fails. The report itself is then built once, in the controller, by :mod:`conformance._hooks`,
-exactly as in a serial run. It must never put a canary's value on a test report or in a user
-property: those reach the terminal, JUnit files and any report plugin.
+attaches each conformance check's full result, and the hardening rows the check produced, to the
+check's last test report, which xdist serializes to the controller; when the worker ends, it
+hands over its host's description, the problems its collection found, the canaries it minted and
+its late-output barrier's result (:mod:`conformance._barrier`) through ``config.workeroutput``,
+which xdist carries in memory and writes nowhere. On the controller, which collects nothing and
+runs no check, it rebuilds each check's result, puts the results back in collection order, folds
+the workers' barrier results into one, adopts every worker's canaries so that the report's
+redaction knows them all, and raises the same usage error a serial run raises when a worker's
+self-check fails. The report itself is then built once, in the controller, by
+:mod:`conformance._hooks`, exactly as in a serial run. It must never put a canary's value on a
+test report or in a user property: those reach the terminal, JUnit files and any report plugin.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any, Final
 
 import pytest
 
-from conformance import _hooks
+from conformance import _barrier, _hooks
 from conformance.canary import Canary, adopt_canaries, issued_canaries
 from conformance.outcomes import HardeningRow, Outcome
 from conformance.report import CheckResult
@@ -147,6 +148,7 @@ class Gathered:
         problems: The run's other problems: a worker that crashed or collided canaries.
         exit: The message and return code of a ``pytest.exit`` a worker's check called (an
             unknown ``--host``, say), which ends the whole run as it ends a serial one.
+        late: Each worker's late-output barrier result (decisions S1.9).
     """
 
     order: dict[str, int] = field(default_factory=dict)
@@ -156,6 +158,7 @@ class Gathered:
     collection_problems: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     exit: tuple[str, int | None] | None = None
+    late: list[CheckResult] = field(default_factory=list)
 
 
 GATHERED_KEY: Final = pytest.StashKey[Gathered]()
@@ -243,6 +246,7 @@ class XdistBridge:
             return
         state = self.state
         minted = issued_canaries()[state.first_canary :]
+        late = state.results.get(_barrier.NODE_ID)
         output: dict[str, Any] = self.config.workeroutput  # type: ignore[attr-defined]
         output[WORKER_OUTPUT_KEY] = {
             "host": dict(state.host_info),
@@ -253,6 +257,7 @@ class XdistBridge:
                 for row in state.hardening[self._shipped :]
             ],
             "exit": None if self._exit is None else list(self._exit),
+            "late": None if late is None else result_payload(late, ()),
         }
 
     # --- the controller ------------------------------------------------------------------------
@@ -287,6 +292,8 @@ class XdistBridge:
             HardeningRow(str(form), str(surface), bool(scrubbed), str(check))
             for form, surface, scrubbed, check in output["hardening"]
         )
+        if output.get("late") is not None:
+            gathered.late.append(result_from_payload(output["late"])[0])
         if output["exit"] is not None and gathered.exit is None:
             message, code = output["exit"]
             gathered.exit = (str(message), None if code is None else int(code))
@@ -321,6 +328,10 @@ class XdistBridge:
             state.results.values(), key=lambda result: gathered.order.get(result.nodeid, last)
         )
         state.results = {result.nodeid: result for result in ranked}
+        late = _barrier.merged(gathered.late)
+        if late is not None:
+            # One barrier check, as a serial run has, whatever the number of workers.
+            state.results[late.nodeid] = late
         state.hardening = [
             row for result in ranked for row in gathered.hardening.get(result.nodeid, ())
         ] + gathered.hardening.get("", [])

@@ -15,7 +15,7 @@ from typing import Final
 
 import pytest
 
-from conformance import _hooks, _rerun, _stop, _xdist, junit
+from conformance import _barrier, _hooks, _rerun, _stop, _xdist, junit
 from conformance.canary import Mint
 from conformance.host import HostUnderTest
 from conformance.hosts import HostSelectionError, build_host, describe, path_of
@@ -184,6 +184,8 @@ def secref_host(request: pytest.FixtureRequest) -> Iterator[HostUnderTest]:
     state = request.config.stash.get(_hooks.STATE_KEY, None)
     if state is not None:
         state.host_info = _hooks.host_metadata(host.info(), describe(selector), state.path)
+    # Searched for late output once the run ends, before the verdict (decisions S1.9).
+    _barrier.keep(request.config, host)
     try:
         yield host
     finally:
