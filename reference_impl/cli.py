@@ -634,12 +634,21 @@ def _invoke(
 
 
 def _tty_operator() -> Operator | None:
-    """Return a terminal operator on the controlling terminal, or ``None`` when there is none."""
+    """Return a terminal operator on the controlling terminal, or ``None`` when there is none.
+
+    The terminal is opened twice, once to read and once to write: a text stream opened ``"r+"``
+    needs a seekable file, and a terminal is not one, so that open always failed.
+    """
     try:
-        terminal = open("/dev/tty", "r+", encoding="utf-8")  # noqa: SIM115 - lives with the server
+        answers = open("/dev/tty", encoding="utf-8")  # noqa: SIM115 - lives with the server
     except OSError:
         return None
-    return TerminalOperator(terminal, terminal)
+    try:
+        prompts = open("/dev/tty", "w", encoding="utf-8")  # noqa: SIM115 - lives with the server
+    except OSError:
+        answers.close()
+        return None
+    return TerminalOperator(answers, prompts)
 
 
 def _serve(options: argparse.Namespace, stderr: IO[str]) -> int:
