@@ -29,11 +29,12 @@ from conformance.selftest import mutation_local_workers, mutation_workers
 from conformance.selftest.mutation_draw import (
     CORE_MODULES,
     DEFAULT_PER_MODULE,
-    DEFAULT_SEED,
+    TRIAGED_SEED,
     Generated,
     Mutant,
     describe,
     draw,
+    fresh_seed,
     init_session,
 )
 from conformance.selftest.mutation_judge import (
@@ -44,6 +45,7 @@ from conformance.selftest.mutation_judge import (
     self_check,
 )
 from conformance.selftest.mutation_report import (
+    headline,
     load_triage,
     render_md,
     render_triage,
@@ -70,7 +72,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--per-module", type=int, default=DEFAULT_PER_MODULE, help="0 runs every mutant"
     )
-    run.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    run.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="replay a run's draw; none draws a fresh seed, printed at the start and in the "
+        f"report (the triage was built on {TRIAGED_SEED})",
+    )
     run.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per mutant")
     run.add_argument("--session", type=Path, default=DEFAULT_SESSION)
     run.add_argument("--report-md", type=Path, default=DEFAULT_MD)
@@ -97,7 +105,7 @@ def _parser() -> argparse.ArgumentParser:
     sample = sub.add_parser("sample", help="pick the fixed CI sample from a run's kills")
     sample.add_argument("--report-json", type=Path, default=DEFAULT_JSON)
     sample.add_argument("--size", type=int, default=CI_SAMPLE_SIZE)
-    sample.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    sample.add_argument("--seed", type=int, default=TRIAGED_SEED)
     sample.add_argument("--out", type=Path, default=SAMPLE_PATH, help="sample file")
     report = sub.add_parser("report", help="re-tabulate a run's JSON with the current triage")
     report.add_argument("--report-md", type=Path, default=DEFAULT_MD)
@@ -123,10 +131,18 @@ def _run(args: argparse.Namespace) -> int:
     triage = load_triage(args.triage)
     root = Path.cwd()
     started = time.monotonic()
+    if args.seed is None:
+        args.seed = fresh_seed()
     command = "python -m conformance.selftest.mutation run " + " ".join(
         f"--{k.replace('_', '-')} {v}"
-        for k, v in (("per_module", args.per_module), ("seed", args.seed))
+        for k, v in (
+            ("modules", ",".join(modules)),
+            ("per_module", args.per_module),
+            ("seed", args.seed),
+        )
     )
+    # The seed first, before anything can fail, so that any run can be replayed.
+    print(f"seed {args.seed}; replay with: {command}", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="secref-mutation-") as tmp:
         scratch = make_scratch(root, Path(tmp))
         # Workers are asked first: a wrong URL or a worker on another tree fails in seconds.
@@ -203,8 +219,8 @@ def _run(args: argparse.Namespace) -> int:
     keys = {e.key for e in triage}
     missing = [o for o in untriaged if o.mutant.key not in keys]
     print(
-        f"{len(outcomes)} mutants run; {len(missing)} untriaged survivors; "
-        f"table in {args.report_md}",
+        f"seed {args.seed}: {len(outcomes)} mutants run; {len(missing)} untriaged survivors; "
+        f"{headline(tabulate(generated, outcomes, triage))}; table in {args.report_md}",
         file=sys.stderr,
     )
     return 1 if missing else 0

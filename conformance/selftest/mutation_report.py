@@ -1,11 +1,12 @@
 """The tables of a mutation run and the triage of its survivors.
 
 This module owns what a run's outcomes mean to a reader: the checked-in triage file
-(``mutation_triage.yaml``, a verdict and a reason per survivor), the per-module counts and kill
-rates (``tabulate``), and their Markdown: the run's table and the triage page
-``docs/mutation-triage.md``. It never runs the suite, never counts a survivor as killed unless
-the triage file says a check added since kills it (and then only in the rate that says so), and
-never sets an unkillable survivor aside in the plain kill rate.
+(``mutation_triage.yaml``, a verdict and a reason per survivor, each either-choice citing the
+ruling that allows it), the per-module counts and rates, the headline weighted by each module's
+mutation sites (``tabulate``, ``weighted``), and their Markdown: the run's table and the triage
+page ``docs/mutation-triage.md``. It never runs the suite, never counts a SHOULD miss or a
+survivor as a kill in the plain rates, and leans on the triage file only for equivalence there;
+the figures that lean on it further are printed below them, labelled.
 """
 
 from __future__ import annotations
@@ -115,14 +116,14 @@ def tabulate(
     outcomes: Sequence[Outcome],
     triage: Sequence[TriageEntry],
 ) -> dict[str, Any]:
-    """Count, per module, what happened to the mutants, with the kill rate.
+    """Count, per module, what happened to the mutants, with its rates and the weighted ones.
 
-    A timed-out mutant counts as killed (a host that hangs is caught), and is shown apart; so
-    does a reported one (the run exited 0, but its report lists a requirement not fully met).
-    The kill rate is killed (reported and timeouts included) over the run mutants not judged
-    equivalent, where equivalent means a triage entry says so. A second rate also sets aside
-    the survivors triaged internal-only and counts those triaged gap-closed as killed. Mutants
-    on ``# pragma: no mutate`` lines are counted as equivalent but never run.
+    A timed-out mutant counts as killed (a host that hangs is caught), and is shown apart. A
+    reported one (the run exited 0, but its report lists a requirement not fully met, a SHOULD
+    miss) is counted apart and never as a kill. The plain rate is kills over every judged
+    mutant; the non-equivalent rate leaves out the survivors a triage entry calls equivalent
+    (``_rates``). The headline weighs the modules' rates by their sites (``weighted``). Mutants
+    on ``# pragma: no mutate`` lines are never run.
 
     Args:
         generated: what ``init_session`` returned.
@@ -130,7 +131,8 @@ def tabulate(
         triage: the triage file's entries.
 
     Returns:
-        A JSON-ready dict: ``modules`` (one row per module), ``total`` and ``survivors``.
+        A JSON-ready dict: ``modules`` (one row per module), ``total`` (pooled, unweighted),
+        ``weighted`` (the headline) and ``survivors``.
     """
     verdicts = {entry.key: entry for entry in triage}
     rows: dict[str, dict[str, Any]] = {}
@@ -184,68 +186,186 @@ def tabulate(
     for field in ("reported", "survived", "equivalent", "closed", "internal", "error"):
         total[field] = sum(row[field] for row in rows.values())
     for row in [*rows.values(), total]:
-        judged = row["killed"] + row["reported"] + row["timeout"] + row["survived"]
-        caught = row["killed"] + row["reported"] + row["timeout"]
-        row["kill_rate"] = round(caught / judged, 4) if judged else None
-        row["kill_rate_closed"] = round((caught + row["closed"]) / judged, 4) if judged else None
-        # Unkillable survivors (internal-only, or a legal EITHER choice) are beyond any suite;
-        # this rate sets them aside as well, and is shown beside the plain one, never instead.
-        observable = judged - row["internal"]
-        row["kill_rate_observable"] = (
-            round((caught + row["closed"]) / observable, 4) if observable else None
-        )
-    return {"modules": list(rows.values()), "total": total, "survivors": survivors}
+        _rates(row)
+    return {
+        "modules": list(rows.values()),
+        "total": total,
+        "weighted": weighted(list(rows.values())),
+        "survivors": survivors,
+    }
 
 
-def render_md(table: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
-    """Render ``tabulate``'s result as Markdown.
+def _ratio(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def _rates(row: dict[str, Any]) -> None:
+    """Set a row's rates: the plain ones first, the triage-dependent ones after.
+
+    A kill is a run that failed (exit 1 or 2) or timed out. A SHOULD miss (``reported``: a
+    clean exit whose report lists a requirement not fully met) is counted apart, never as a
+    kill. ``all`` is every judged mutant, equivalent ones included; the non-equivalent rate
+    leaves out the survivors the triage file calls equivalent.
+    """
+    kills = row["killed"] + row["timeout"]
+    every = kills + row["reported"] + row["survived"] + row["equivalent"]
+    row["all"] = every
+    row["kills"] = kills
+    row["should_misses"] = row["reported"]
+    row["rate_plain"] = _ratio(kills, every)
+    row["rate_nonequivalent"] = _ratio(kills, every - row["equivalent"])
+    row["should_miss_share"] = _ratio(row["reported"], every)
+    judged = every - row["equivalent"]
+    caught = kills + row["reported"]
+    # Secondary figures, each leaning on the triage file: caught counts SHOULD misses in;
+    # the observable rate also sets aside survivors triaged unkillable and counts those
+    # triaged gap-closed as killed, so it reaches 100% by construction once every survivor of
+    # a run is triaged. Shown below the plain rates, never in their place.
+    row["kill_rate"] = _ratio(caught, judged)
+    row["kill_rate_closed"] = _ratio(caught + row["closed"], judged)
+    row["kill_rate_observable"] = _ratio(caught + row["closed"], judged - row["internal"])
+
+
+def weighted(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The headline: each module's rates weighted by its mutation sites, stratified by module.
+
+    A module's mutation sites are its candidates: the mutants cosmic-ray generates there, less
+    those the filter drops and those on a ``# pragma: no mutate`` line, which is the population
+    its sample is drawn from. Each module's sample estimates its own rates; weighting them by
+    its share of the sites estimates the rates over every candidate of the modules judged, so a
+    module of 13 sites sampled whole weighs no more than its 13 sites, however many of its
+    mutants were drawn. The non-equivalent rate is the ratio of the weighted kill share to the
+    weighted non-equivalent share. Modules with no judged mutant are left out; ``coverage`` is
+    the share of all sites the figures stand for.
+
+    Args:
+        rows: ``tabulate``'s per-module rows, rates set.
+
+    Returns:
+        ``rate_plain``, ``rate_nonequivalent``, ``should_miss_share``, ``rate_with_should``,
+        ``coverage`` and ``modules`` (the modules weighed); a rate is None when nothing is judged.
+    """
+    judged = [row for row in rows if row["all"]]
+    sites = sum(row["candidates"] for row in rows)
+    weight: int = sum(row["candidates"] for row in judged)
+    if not weight:
+        return {
+            "rate_plain": None,
+            "rate_nonequivalent": None,
+            "should_miss_share": None,
+            "rate_with_should": None,
+            "coverage": 0.0,
+            "modules": 0,
+        }
+
+    def share(field: str) -> float:
+        total: float = sum(row["candidates"] * row[field] / row["all"] for row in judged)
+        return total / weight
+
+    kills = share("kills")
+    nonequivalent = 1.0 - share("equivalent")
+    return {
+        "rate_plain": round(kills, 4),
+        "rate_nonequivalent": round(kills / nonequivalent, 4) if nonequivalent else None,
+        "should_miss_share": round(share("reported"), 4),
+        "rate_with_should": round(kills + share("reported"), 4),
+        "coverage": round(weight / sites, 4) if sites else 0.0,
+        "modules": len(judged),
+    }
+
+
+def _percent(rate: float | None) -> str:
+    return "n/a" if rate is None else f"{rate:.1%}"
+
+
+def headline(table: Mapping[str, Any]) -> str:
+    """One line with the headline rates, for the end of a run.
 
     Args:
         table: what ``tabulate`` returned.
-        settings: the run's settings (command, seed, per-module draw, timeout, seconds).
+
+    Returns:
+        The weighted plain rate, the weighted rate over non-equivalent mutants, and the SHOULD
+        misses apart.
+    """
+    w = table["weighted"]
+    return (
+        f"weighted kill rate {_percent(w['rate_plain'])} of all, "
+        f"{_percent(w['rate_nonequivalent'])} of non-equivalent; "
+        f"SHOULD misses {_percent(w['should_miss_share'])} apart"
+    )
+
+
+def render_md(table: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
+    """Render ``tabulate``'s result as Markdown: the headline first, then the table.
+
+    Args:
+        table: what ``tabulate`` returned.
+        settings: the run's settings (command, seed, per-module draw, timeout, seconds, and
+            how many of the drawn mutants are done).
 
     Returns:
         The Markdown text.
     """
+    w = table["weighted"]
+    total = table["total"]
+    done = settings.get("done", total["run"])
+    drawn = settings.get("drawn", total["run"])
     out = [
         "# Mutation testing of the reference host",
         "",
-        f"Command: `{settings['command']}`. Seed {settings['seed']}, "
-        f"{settings['per_module'] or 'all'} per module, timeout {settings['timeout']:.0f} s "
-        f"per mutant, {settings['seconds']:.0f} s in all. The judge is the conformance suite "
-        "alone (`secref-conformance -- --stop-when-decided`, in-process host), the timing "
-        "checks of invariant 7 left out.",
+        f"Seed **{settings['seed']}**. Replay: `{settings['command']}`. "
+        f"{settings['per_module'] or 'all'} per module, {done} of {drawn} drawn mutants judged, "
+        f"timeout {settings['timeout']:.0f} s per mutant, {settings['seconds']:.0f} s in all. "
+        "The judge is the conformance suite alone (`secref-conformance -- --stop-when-decided`, "
+        "in-process host), the timing checks of invariant 7 left out.",
         "",
-        "| Module | Generated | Filtered | Pragma | Run | Killed | Reported | Timed out "
-        "| Survived | Equivalent | Unkillable | Kill rate | Gap closed since "
-        "| Kill rate with them | Observable kill rate |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "## Headline: weighted by each module's mutation sites, stratified by module",
+        "",
+        f"- Kill rate: **{_percent(w['rate_plain'])}** (killed / all judged, equivalent "
+        "mutants included).",
+        f"- Kill rate over non-equivalent mutants: **{_percent(w['rate_nonequivalent'])}** "
+        "(equivalence from the triage file).",
+        f"- SHOULD misses, apart from kills: {_percent(w['should_miss_share'])} of the mutants "
+        f"(caught with them: {_percent(w['rate_with_should'])}).",
+        f"- The {w['modules']} modules judged hold {_percent(w['coverage'])} of the sites.",
+        "",
+        f"Unweighted, over the {total['all']} judged: kill rate {_percent(total['rate_plain'])}, "
+        f"over non-equivalent {_percent(total['rate_nonequivalent'])}, "
+        f"{total['should_misses']} SHOULD misses.",
+        "",
+        "| Module | Sites | Weight | Judged | Killed | Timed out | SHOULD misses | Survived "
+        "| Equivalent | Kill rate | Non-equivalent kill rate |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-
-    def percent(rate: float | None) -> str:
-        return "n/a" if rate is None else f"{rate:.0%}"
-
-    for row in [*table["modules"], table["total"]]:
+    sites = total["candidates"] or 1
+    for row in [*table["modules"], total]:
         out.append(
-            f"| `{row['module']}` | {row['generated']} | {row['filtered']} | {row['pragma']} "
-            f"| {row['run']} | {row['killed']} | {row['reported']} | {row['timeout']} "
-            f"| {row['survived']} | {row['equivalent']} | {row['internal']} "
-            f"| {percent(row['kill_rate'])} | {row['closed']} "
-            f"| {percent(row['kill_rate_closed'])} | {percent(row['kill_rate_observable'])} |"
+            f"| `{row['module']}` | {row['candidates']} | {row['candidates'] / sites:.1%} "
+            f"| {row['all']} | {row['killed']} | {row['timeout']} | {row['should_misses']} "
+            f"| {row['survived']} | {row['equivalent']} | {_percent(row['rate_plain'])} "
+            f"| {_percent(row['rate_nonequivalent'])} |"
         )
+    counts: dict[str, int] = {}
+    for survivor in table["survivors"]:
+        counts[survivor["verdict"]] = counts.get(survivor["verdict"], 0) + 1
+    by_verdict = ", ".join(f"{verdict}: {n}" for verdict, n in sorted(counts.items()))
     out += [
         "",
-        "Generated: what cosmic-ray made. Filtered: dropped, touching only an annotation, a "
-        "docstring or a logging call. Pragma: on a `# pragma: no mutate` line (equivalent, not "
-        "run). Run: drawn and judged. Killed: the suite failed. Reported: the suite exited 0 "
-        "but its report lists a requirement as not fully met (a SHOULD the mutant broke shows "
-        "as non-strict; the unmutated host has none). Kill rate: (killed + reported + timed "
-        "out) / (run - equivalent). Gap closed since: survivors the triage file marks as killed "
-        "by a check added after the run; the next column counts them as killed. Observable kill "
-        "rate: as that column, but over run - equivalent - unkillable, where unkillable "
-        "survivors are those triaged internal-only (nothing a host shows changes) or "
-        "either-choice (the host moves to another behaviour an EITHER ruling allows): no "
-        "conformance suite may kill them.",
+        "Sites: the module's mutants after the filter and the pragmas, the population its sample "
+        "is drawn from; its weight is its share of them. Killed: the suite exited 1 or 2. "
+        "Timed out: the run went past the timeout (a host that hangs), counted as a kill. "
+        "SHOULD misses: the suite exited 0 but its report lists a requirement as not fully met "
+        "(a SHOULD the mutant broke shows as non-strict), never counted as a kill. Survived: "
+        "the suite passed with a clean report, equivalent mutants set apart.",
+        "",
+        f"Survivors by verdict: {by_verdict or 'none'}.",
+        "",
+        "Secondary, leaning on the triage file (it reaches 100% by construction once every "
+        "survivor of the run is triaged, so it measures the triage, not the suite): observable "
+        f"rate {_percent(total['kill_rate_observable'])}, counting SHOULD misses and "
+        f"survivors triaged gap-closed ({total['closed']}) as caught, over the non-equivalent "
+        f"mutants less those triaged internal-only or either-choice ({total['internal']}).",
         "",
         "## Survivors",
         "",

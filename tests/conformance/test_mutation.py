@@ -146,8 +146,8 @@ def _mutant(n: int) -> mutation_draw.Mutant:
     )
 
 
-def test_tabulate_counts_reported_as_caught_and_sets_internal_only_aside() -> None:
-    """A reported mutant is caught; internal-only survivors count only in the observable rate."""
+def test_tabulate_keeps_should_misses_apart_and_rates_every_mutant() -> None:
+    """A SHOULD miss is no kill; the plain rate is over all, equivalent ones included."""
     mutants = [_mutant(n) for n in range(6)]
     statuses = ["killed", "reported", "timeout", "survived", "survived", "survived"]
     outcomes = [mutation_judge.Outcome(m, s, 0) for m, s in zip(mutants, statuses, strict=True)]
@@ -159,8 +159,95 @@ def test_tabulate_counts_reported_as_caught_and_sets_internal_only_aside() -> No
     row = mutation_report.tabulate(generated, outcomes, triage)["modules"][0]
     assert (row["killed"], row["reported"], row["timeout"]) == (1, 1, 1)
     assert (row["survived"], row["equivalent"], row["internal"]) == (2, 1, 1)
-    assert row["kill_rate"] == round(3 / 5, 4)
+    assert (row["all"], row["kills"], row["should_misses"]) == (6, 2, 1)
+    assert row["rate_plain"] == round(2 / 6, 4)
+    assert row["rate_nonequivalent"] == round(2 / 5, 4)
+    assert row["should_miss_share"] == round(1 / 6, 4)
+    # The secondary figure that leans on the triage: SHOULD misses caught, unkillable aside.
     assert row["kill_rate_observable"] == round(3 / 4, 4)
+
+
+def _module_outcomes(module: str, killed: int, survived: int) -> list[mutation_judge.Outcome]:
+    mutants = [
+        mutation_draw.Mutant(f"{module}{n}", module, "core/AddNot", n, n, f"x{n}", f"y{n}")
+        for n in range(killed + survived)
+    ]
+    return [
+        mutation_judge.Outcome(m, "killed" if n < killed else "survived", 1 if n < killed else 0)
+        for n, m in enumerate(mutants)
+    ]
+
+
+def _generated(sites: dict[str, int]) -> mutation_draw.Generated:
+    return mutation_draw.Generated(
+        dict(sites),
+        dict.fromkeys(sites, 0),
+        dict.fromkeys(sites, 0),
+        {m: [None] * n for m, n in sites.items()},
+    )
+
+
+def test_headline_weighs_each_module_by_its_sites_not_by_its_draw() -> None:
+    """A small module sampled whole weighs its sites, however many of its mutants were drawn."""
+    # _cap: 10 sites, all 10 drawn and killed. _scan: 90 sites, 10 drawn, 5 killed.
+    outcomes = _module_outcomes("_cap", 10, 0) + _module_outcomes("_scan", 5, 5)
+    table = mutation_report.tabulate(_generated({"_cap": 10, "_scan": 90}), outcomes, [])
+    assert table["total"]["rate_plain"] == round(15 / 20, 4)  # pooled: the draw's proportions
+    assert table["weighted"]["rate_plain"] == round((10 * 1.0 + 90 * 0.5) / 100, 4)
+    assert table["weighted"]["coverage"] == 1.0
+    assert "**55.0%**" in mutation_report.render_md(
+        table,
+        {"seed": 5, "command": "c", "per_module": 10, "timeout": 1, "seconds": 1},
+    )
+
+
+def test_headline_equals_the_pooled_rate_when_the_draw_is_proportional() -> None:
+    """Drawn in proportion to the sites, the weighted and the pooled rates agree."""
+    outcomes = _module_outcomes("_cap", 1, 1) + _module_outcomes("_scan", 9, 9)
+    table = mutation_report.tabulate(_generated({"_cap": 20, "_scan": 180}), outcomes, [])
+    assert table["weighted"]["rate_plain"] == table["total"]["rate_plain"] == 0.5
+
+
+def test_headline_nonequivalent_rate_leaves_out_equivalents_by_module() -> None:
+    """Equivalent mutants leave the non-equivalent rate, weighted like the plain one."""
+    outcomes = _module_outcomes("_cap", 2, 2) + _module_outcomes("_scan", 2, 2)
+    cap_equivalents = [o.mutant for o in outcomes if o.mutant.module == "_cap"][2:]
+    triage = [
+        mutation_report.TriageEntry(*m.key, verdict="equivalent", reason="r")
+        for m in cap_equivalents
+    ]
+    table = mutation_report.tabulate(_generated({"_cap": 50, "_scan": 50}), outcomes, triage)
+    # Kills: 0.5 of both. Non-equivalent: 0.5 of _cap, all of _scan.
+    assert table["weighted"]["rate_plain"] == 0.5
+    assert table["weighted"]["rate_nonequivalent"] == round(0.5 / 0.75, 4)
+
+
+def test_a_run_without_a_seed_draws_a_fresh_one_and_prints_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No --seed means a new seed each run, printed before any work, never the triaged one."""
+
+    class StopError(Exception):
+        pass
+
+    def stop(*_: object) -> None:
+        raise StopError
+
+    monkeypatch.setattr(mutation, "make_scratch", stop)
+    seeds = []
+    for _ in range(2):
+        with pytest.raises(StopError):
+            mutation.main(["run", "--modules", "_cap"])
+        err = capsys.readouterr().err
+        assert err.startswith("seed ")
+        seed = int(err.split()[1].rstrip(";"))
+        assert f"--seed {seed}" in err
+        seeds.append(seed)
+    assert seeds[0] != seeds[1]
+    assert mutation_draw.TRIAGED_SEED not in seeds
+    with pytest.raises(StopError):
+        mutation.main(["run", "--modules", "_cap", "--seed", "42"])
+    assert capsys.readouterr().err.startswith("seed 42;")
 
 
 def test_missed_reads_shortfalls_and_never_invents_one(tmp_path: Path) -> None:

@@ -140,7 +140,7 @@ def test_two_local_workers_judge_as_a_local_run_does(tmp_path: Path) -> None:
     """Two mutants run on two local workers get the outcomes and the table a local run gives."""
     scratch = mutation_judge.make_scratch(REPO, tmp_path / "run")
     generated = mutation_draw.init_session(scratch.root, tmp_path / "m.sqlite", ["_cap"])
-    items = mutation_draw.draw(generated.candidates, SLOW_SAMPLE, mutation_draw.DEFAULT_SEED)[
+    items = mutation_draw.draw(generated.candidates, SLOW_SAMPLE, mutation_draw.TRIAGED_SEED)[
         "_cap"
     ]
     mutants = [mutation_draw.describe(item) for item in items]
