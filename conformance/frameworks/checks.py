@@ -1,0 +1,301 @@
+"""The checks a placeholder host is held to (decisions R11.2), run over driver protocol v1.
+
+This module owns the framework checks: non-disclosure of every delivered value in forms a to d
+on every surface the adapter announced (the result, failure text, the framework's log at every
+level, what it persists, and its standard error), all or nothing with an unknown placeholder
+among known ones, transparency (a call without placeholders, and a string that merely equals a
+secret's name), keys, consistency of what the tool receives, and bounded work on adversarial
+placeholder text. Each check gets fresh canaries. A check returns rows keyed by the catalog's
+requirement IDs; its details name the form letters and surfaces, never a value and never text
+the framework wrote. The rules of the ``{{secret:`` spelling (R1, R2) are not applicable here
+(R11.1), and approval, the fence, ordering and dispositions are not offered by these hosts, so
+no verdict of this module is ever ``conformant``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from conformance.canary import Kind, Mint, required_forms
+from conformance.host import CallResult, HostConfig, Observation, SecretSpec
+from conformance.hosts._protocol import HostError
+from conformance.hosts.subprocess import SubprocessHost
+from conformance.scenario import ECHO, RECORDER, SHA256, THROWER, config, make_secret, ref
+
+#: The requirements a placeholder host is held to, in the matrix's column order (R11.2).
+COLUMNS: Final = (
+    "INV1-ECHO",
+    "INV1-THROW",
+    "INV1-SHA256",
+    "SCRUB-003",
+    "SCRUB-004",
+    "SCRUB-005",
+    "SCRUB-006",
+    "LOG-001",
+    "LEDG-004",
+    "INV2",
+    "INV5",
+    "GRAM-014",
+    "INV6",
+    "SUBST-005",
+    "INV7",
+)
+
+#: What these hosts do not offer, reported beside every row: the verdict is never conformant.
+NOT_OFFERED: Final = (
+    "approval (R3), the fence (R3.4), refusal order (R2.3, ORD-*), dispositions and the "
+    "ledger's record format (R6), policy and vault reads (R7): unchecked, not offered"
+)
+
+#: Why R1 and R2 are not judged (decisions R11.1).
+NOT_APPLICABLE: Final = (
+    "not applicable: R1 and R2 are rules of the {{secret:}} spelling; this host spells "
+    "references {spelling} (decisions R11.1)"
+)
+
+#: A call's work on adversarial text may grow at most this much when the text grows 4 times.
+GROWTH_LIMIT: Final = 12.0
+
+
+@dataclass
+class Row:
+    """One requirement's outcome for one framework: ``pass``, ``fail`` or ``unchecked``."""
+
+    status: str = "pass"
+    forms: set[str] = field(default_factory=set)
+    surfaces: set[str] = field(default_factory=set)
+    details: list[str] = field(default_factory=list)
+
+    def fail(self, detail: str, forms: Iterable[str] = (), surfaces: Iterable[str] = ()) -> None:
+        """Mark the requirement failed, naming what leaked and where."""
+        self.status = "fail"
+        self.forms.update(forms)
+        self.surfaces.update(surfaces)
+        if detail not in self.details:
+            self.details.append(detail)
+
+    def unchecked(self, detail: str) -> None:
+        """Mark it unchecked (a surface or feature the adapter did not announce)."""
+        if self.status == "pass":
+            self.status = "unchecked"
+        self.details.append(detail)
+
+    def wire(self) -> dict[str, Any]:
+        """Return the row as the JSON report holds it."""
+        return {
+            "status": self.status,
+            "forms": sorted(self.forms),
+            "surfaces": sorted(self.surfaces),
+            "details": list(self.details),
+        }
+
+
+class Run:
+    """The checks against one adapter, with the rows they fill."""
+
+    def __init__(self, host: SubprocessHost) -> None:
+        self.host = host
+        self.mint = Mint()
+        self.rows: dict[str, Row] = {column: Row() for column in COLUMNS}
+        self.capabilities = host.info().capabilities
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    def _call(self, cfg: HostConfig, tool: str, members: Any) -> tuple[CallResult, Observation]:
+        self.host.reset(cfg)
+        outcome = self.host.invoke(tool, json.dumps(members, ensure_ascii=False))
+        return outcome, self.host.observe()
+
+    def _leaks(self, secrets: Iterable[SecretSpec], texts: dict[str, str]) -> dict[str, set[str]]:
+        """Return, per surface, the form letters of any value it holds."""
+        found: dict[str, set[str]] = {}
+        values = [v for s in secrets for v in (s.password, s.username, s.notes) if len(v) >= 8]
+        for surface, text in texts.items():
+            for value in values:
+                for letter, form in required_forms(value).items():
+                    if form in text:
+                        found.setdefault(surface, set()).add(letter)
+        return found
+
+    def _surfaces(self, outcome: CallResult, seen: Observation) -> dict[str, str]:
+        texts = {"result" if not outcome.is_error else "failure text": outcome.text}
+        texts["log"] = "\n".join(record.message for record in seen.log_records)
+        texts["stderr"] = seen.printed
+        if "observe.ledger" in self.capabilities:
+            texts["persisted"] = seen.ledger_bytes.decode("utf-8", "replace")
+        return texts
+
+    def _judge(self, name: str, secrets: list[SecretSpec], texts: dict[str, str]) -> None:
+        """Fail ``name`` and each form's and surface's requirement for every leak found."""
+        for surface, letters in self._leaks(secrets, texts).items():
+            detail = f"{surface}: form {', '.join(sorted(letters))} readable"
+            self.rows[name].fail(detail, letters, [surface])
+            for letter in letters:
+                column = {"a": "SCRUB-003", "b": "SCRUB-004", "c": "SCRUB-005", "d": "SCRUB-006"}
+                self.rows[column[letter]].fail(f"{name} {detail}", letter, [surface])
+            if surface == "log":
+                self.rows["LOG-001"].fail(f"{name}: form {', '.join(sorted(letters))}", letters)
+            if surface == "persisted":
+                self.rows["LEDG-004"].fail(f"{name}: form {', '.join(sorted(letters))}", letters)
+
+    # --- the checks -------------------------------------------------------------------------
+
+    def non_disclosure(self) -> None:
+        """Echo, throw and hash every field of entries of every shape; search every surface."""
+        for kind in (Kind.SPECIAL, Kind.CLASSES, Kind.SPACED, Kind.UNICODE):
+            secret = make_secret(self.mint, kind=kind)
+            members = {
+                "password": ref(secret.id),
+                "username": ref(secret.id, "username"),
+                "notes": ref(secret.id, "notes"),
+            }
+            cfg = config([secret])
+            for tool, column in ((ECHO, "INV1-ECHO"), (THROWER, "INV1-THROW")):
+                outcome, seen = self._call(cfg, tool.name, members)
+                self._judge(column, [secret], self._surfaces(outcome, seen))
+                if not seen.receipts:
+                    self.rows["SUBST-005"].fail(f"{tool.name}: the tool never ran")
+            outcome, seen = self._call(cfg, SHA256.name, members)
+            self._judge("INV1-SHA256", [secret], self._surfaces(outcome, seen))
+            # A framework may frame the result (a heading, a step tag): each hash must be there.
+            wanted = [
+                hashlib.sha256(v.encode("utf-8")).hexdigest()
+                for v in (secret.password, secret.username, secret.notes)
+            ]
+            if any(digest not in outcome.text for digest in wanted):
+                self.rows["INV1-SHA256"].fail(f"{kind.value}: the hashes are not the values'")
+                self.rows["SUBST-005"].fail(
+                    f"{kind.value}: the tool did not receive each field's value"
+                )
+        if "observe.ledger" not in self.capabilities:
+            self.rows["LEDG-004"].unchecked("the framework persists nothing the adapter can read")
+
+    def all_or_nothing(self) -> None:
+        """A known placeholder beside an unknown one never reaches the tool."""
+        known = make_secret(self.mint)
+        unknown = make_secret(self.mint)
+        members = {"a": ref(known.id), "b": ref(unknown.id), "c": ref(known.id, "username")}
+        outcome, seen = self._call(config([known]), RECORDER.name, members)
+        if seen.receipts:
+            view = json.dumps(seen.receipts[0].view, ensure_ascii=False)
+            some = any(form in view for form in required_forms(known.password).values())
+            self.rows["INV2"].fail(
+                "the tool ran with the unknown placeholder left as text"
+                + (" and the known one substituted" if some else "")
+            )
+        self._judge("INV2", [known], self._surfaces(outcome, seen))
+
+    def transparency(self, name_of: Callable[[str, str], str], spelling: str) -> None:
+        """A call without placeholders, and a string equal to a secret's name, pass unchanged."""
+        secret = make_secret(self.mint)
+        name = name_of(secret.id, "password")
+        opening = spelling.split("{name}")[0]
+        cases = {
+            "no placeholder": {"n": 1.5, "s": "plain", "l": [True, None, {"k": "v"}]},
+            "a secret's name": {"k": name},
+            "a secret's name in a list": {"l": [name, f"x{name}y"]},
+            "an opening without its close": {"k": opening + name},
+        }
+        for label, members in cases.items():
+            _, seen = self._call(config([secret]), RECORDER.name, members)
+            if not seen.receipts:
+                self.rows["INV5"].fail(f"{label}: the tool never ran")
+            elif seen.receipts[0].view != members:
+                self.rows["INV5"].fail(f"{label}: the tool received other arguments")
+
+    def keys(self) -> None:
+        """A placeholder written as a key is never substituted."""
+        secret = make_secret(self.mint)
+        members = {ref(secret.id): "v", "o": {ref(secret.id, "username"): 1}}
+        outcome, seen = self._call(config([secret]), RECORDER.name, members)
+        for receipt in seen.receipts:
+            keys = json.dumps(_keys(receipt.view), ensure_ascii=False)
+            letters = self._leaks([secret], {"keys": keys}).get("keys")
+            if letters:
+                self.rows["GRAM-014"].fail("a key was substituted", letters, ["tool"])
+        self._judge("GRAM-014", [secret], self._surfaces(outcome, seen))
+
+    def consistency(self) -> None:
+        """What the tool receives is the one rewrite of the argument tree the call asked for."""
+        secret = make_secret(self.mint, kind=Kind.SPECIAL)
+        members = {
+            "z": ref(secret.id),
+            "a": [ref(secret.id, "username"), {"deep": [ref(secret.id, "notes")]}],
+            "mid": f"<{ref(secret.id)}>",
+            "n": 1.5,
+        }
+        wanted = {
+            "z": secret.password,
+            "a": [secret.username, {"deep": [secret.notes]}],
+            "mid": f"<{secret.password}>",
+            "n": 1.5,
+        }
+        _, seen = self._call(config([secret]), RECORDER.name, members)
+        if not seen.receipts:
+            self.rows["INV6"].fail("the tool never ran")
+        elif seen.receipts[0].view != wanted:
+            self.rows["INV6"].fail("the tool received another tree than the one rewrite")
+            self.rows["SUBST-005"].fail("nested or embedded placeholders were not each replaced")
+
+    def bounded(self, spelled: str, name: str) -> None:
+        """Adversarial placeholder text costs work linear in its length (R8).
+
+        Openings without a close, then whole placeholders: a scan that looks for the close
+        from every opening does quadratic work. Text 4 times as long may take at most
+        :data:`GROWTH_LIMIT` times as long; a call the host never answers fails too.
+        """
+        head = spelled.split(name)[0] or spelled[:2]
+        secret = make_secret(self.mint)
+        timings = []
+        for size in (1_000, 4_000):
+            text = (head * size) + (head + name) * (size // 10)
+            started = time.perf_counter()
+            try:
+                self._call(config([secret]), RECORDER.name, {"k": text})
+            except HostError as error:
+                self.rows["INV7"].fail(f"{size} openings: {type(error).__name__}")
+                return
+            timings.append(time.perf_counter() - started)
+        small, large = timings
+        if large > 20.0 or (small > 0.05 and large / small > GROWTH_LIMIT):
+            self.rows["INV7"].fail(
+                f"4 times the text took {large / max(small, 1e-6):.0f} times as long "
+                f"({small:.2f} s, then {large:.2f} s)"
+            )
+
+
+def _keys(node: object) -> list[str]:
+    """Return every member name of ``node``, at any depth."""
+    if isinstance(node, dict):
+        return [*node.keys(), *(k for v in node.values() for k in _keys(v))]
+    if isinstance(node, list):
+        return [k for item in node for k in _keys(item)]
+    return []
+
+
+def run_checks(host: SubprocessHost, patterns: dict[str, Any]) -> dict[str, Row]:
+    """Run every framework check against ``host``; return its rows by requirement ID.
+
+    Args:
+        host: The adapter, started.
+        patterns: The ``placeholder`` member of its handshake (R11.1).
+    """
+    run = Run(host)
+    spelling = str(patterns.get("spelling", "{name}"))
+
+    def name_of(secret_id: str, field_name: str) -> str:
+        return f"secref_{secret_id.lower().replace('-', '')}_{field_name}"
+
+    sample = name_of("00000000-0000-4000-8000-000000000000", "password")
+    run.non_disclosure()
+    run.all_or_nothing()
+    run.transparency(name_of, spelling)
+    run.keys()
+    run.consistency()
+    run.bounded(spelling.replace("{name}", sample), sample)
+    return run.rows

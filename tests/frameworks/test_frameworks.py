@@ -1,0 +1,62 @@
+"""The framework checks catch each broken step of a placeholder host (decisions R11.2).
+
+The stand-in framework of ``fake_framework.py`` runs through the adapter base in every mode:
+sound, it fails no requirement and its verdict is ``incomplete``, never ``conformant``; each
+broken mode fails the requirement its step belongs to. browser-use is checked the same way when
+it is installed in the interpreter running the tests; the default test env does not have it
+(its install took minutes here), so that test is skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Final
+
+import pytest
+
+from conformance.frameworks.matrix import measure
+
+FAKE: Final = Path(__file__).parent / "fake_framework.py"
+
+#: Each broken mode, and the requirement whose check must catch it.
+BROKEN: Final = {
+    "mask-a-only": "SCRUB-004",
+    "partial": "INV2",
+    "names": "INV5",
+    "keys": "GRAM-014",
+    "log": "LOG-001",
+}
+
+
+def _failed(command: str) -> tuple[str, set[str]]:
+    entry = measure(command, 30.0)
+    rows = entry["rows"]
+    return entry["verdict"], {column for column, row in rows.items() if row["status"] == "fail"}
+
+
+def test_sound_placeholder_host_fails_nothing_and_is_never_conformant() -> None:
+    verdict, failed = _failed(f"{sys.executable} {FAKE}")
+    assert failed == set()
+    assert verdict == "incomplete"
+
+
+@pytest.mark.parametrize("mode", list(BROKEN))
+def test_each_broken_step_is_caught(mode: str) -> None:
+    verdict, failed = _failed(f"{sys.executable} {FAKE} {mode}")
+    assert BROKEN[mode] in failed
+    assert verdict == "non-conformant"
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("browser_use") is None,
+    reason="browser-use is not installed in this env; tox -e frameworks builds its own",
+)
+def test_browser_use_mutant_without_masking_is_caught() -> None:
+    module = "conformance.frameworks.browser_use"
+    _, real = _failed(f"{sys.executable} -m {module}")
+    entry = measure(f"{sys.executable} -m {module} --mutant", 60.0)
+    surfaces = set(entry["rows"]["SCRUB-003"]["surfaces"])
+    assert "result" in surfaces or "failure text" in surfaces
+    assert "INV2" in real
