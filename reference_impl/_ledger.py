@@ -251,6 +251,8 @@ class LedgerContents:
 def decode_record(data: dict[str, object]) -> LedgerRecord:
     """Build a record from one decoded line; a record without ``secretRefs`` has none.
 
+    ``operatorAsked`` is read when present; a record without it says nothing of the operator.
+
     Raises:
         KeyError, ValueError, TypeError: The line is not a ledger record.
     """
@@ -261,6 +263,9 @@ def decode_record(data: dict[str, object]) -> LedgerRecord:
     if not isinstance(duration, int):
         raise TypeError("durationMs is not an integer")
     snippet = data.get("errorSnippet")
+    asked = data.get("operatorAsked")
+    if asked is not None and not isinstance(asked, bool):
+        raise TypeError("operatorAsked is not a boolean")
     return LedgerRecord(
         id=str(data["id"]),
         timestamp=str(data["timestamp"]),
@@ -273,6 +278,7 @@ def decode_record(data: dict[str, object]) -> LedgerRecord:
         sanitized_args=str(data["sanitizedArgs"]),
         error_snippet=None if snippet is None else str(snippet),
         secret_refs=tuple(refs),
+        operator_asked=asked,
     )
 
 

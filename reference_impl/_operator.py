@@ -3,8 +3,10 @@
 This module owns how an approval request reaches an operator and how the answer comes back.
 The scripted operator answers at once, for tests; the queue operator holds each request open
 until another thread answers it or its timeout passes, which is how concurrent tests and the
-driver protocol play the operator. An operator must never see a value: it is handed the
-request, which carries references and descriptors only.
+driver protocol play the operator. An operator that has no way to reach a human (an MCP client
+that cannot elicit, with no terminal to fall back on) raises :class:`NoOperatorError` instead of
+answering, so the call is refused and its record says that nobody was asked. An operator must
+never see a value: it is handed the request, which carries references and descriptors only.
 """
 
 from __future__ import annotations
@@ -16,11 +18,24 @@ from typing import Protocol
 from reference_impl._types import Answer, ApprovalRequest
 
 
+class NoOperatorError(Exception):
+    """No operator can be asked about a call, so nobody was shown the request.
+
+    The registry refuses the call as ``DENIED`` with a message that says so, and records that no
+    operator was asked (decisions R9.6 allows a deny). The message is static text: it names the
+    missing channel, never the request.
+    """
+
+
 class Operator(Protocol):
     """Answers approval requests."""
 
     def ask(self, request: ApprovalRequest, timeout: float) -> Answer:
-        """Show ``request`` and return the answer, or ``Answer.TIMEOUT`` after ``timeout`` s."""
+        """Show ``request`` and return the answer, or ``Answer.TIMEOUT`` after ``timeout`` s.
+
+        Raises:
+            NoOperatorError: No operator can be reached; nobody saw the request.
+        """
         ...
 
 

@@ -28,7 +28,7 @@ from reference_impl._limits import (
     EXECUTION_TIMEOUT_SECONDS,
     PENDING_APPROVAL_LIMIT,
 )
-from reference_impl._operator import Operator, ScriptedOperator
+from reference_impl._operator import NoOperatorError, Operator, ScriptedOperator
 from reference_impl._policy import POLICY_FAULT_MESSAGE, Policy, PolicyPersistError, Rules
 from reference_impl._resolve import resolve
 from reference_impl._sanitize import cut, sanitize_arguments
@@ -76,6 +76,13 @@ BEARING_DENIED_MESSAGE = "Secret-bearing calls are refused by host policy"
 PERSIST_FAILED_MESSAGE = "The operator's answer could not be saved; the call did not run"
 LEDGER_FAULT_MESSAGE = "The host's ledger cannot be written; no call runs until it can"
 INTERNAL_FAILURE_MESSAGE = "The host failed while governing the call; its result is withheld"
+#: The refusal of a call that needed approval when no operator could be asked: an MCP client
+#: that did not declare elicitation, with no other channel to the operator (decisions R9.6
+#: allows a deny). It says what happened, not "the operator denied".
+NO_OPERATOR_MESSAGE = (
+    "Denied without asking the operator: the client cannot ask for approval (it did not "
+    "declare elicitation) and the host has no other way to ask"
+)
 
 _BROAD_DISPOSITIONS = {
     Answer.APPROVE: Disposition.APPROVED_ONCE,
@@ -117,6 +124,7 @@ class _Call:
         "sanitized",
         "started",
         "tool",
+        "unasked",
     )
 
     def __init__(self, tool: Tool, args: str, started: float) -> None:
@@ -130,6 +138,7 @@ class _Call:
         self.marked: bool | None = None
         self.disposition: Disposition | None = None
         self.recorded = False
+        self.unasked = False
         self.ledger_error: str | None = None
         self.ledger_id: str | None = None
 
@@ -469,6 +478,11 @@ class Registry:
         self.log.debug("call %s: prompt %s for %s", call.id, request.id, request.secret_refs)
         try:
             answer = self.gate.ask(request)
+        except NoOperatorError:
+            # Nobody saw the request: the refusal and the record say so (decisions R9.6).
+            self.log.info("call %s: no operator can be asked; the call is denied", call.id)
+            call.unasked = True
+            return Refusal(Disposition.DENIED, NO_OPERATOR_MESSAGE, "no-operator", "MCP-009")
         except Exception:  # an operator that fails has not approved
             self.log.warning("call %s: the operator failed; the call is denied", call.id)
             answer = Answer.DENY
@@ -577,6 +591,7 @@ class Registry:
             sanitized_args=call.sanitized_args(),
             error_snippet=snippet,
             secret_refs=tuple(reference.name for reference in call.refs),
+            operator_asked=False if call.unasked else None,
         )
         try:
             self.ledger.append(record)

@@ -303,10 +303,14 @@ class LedgerRecord:
     sanitized_args: str
     error_snippet: str | None
     secret_refs: tuple[str, ...] = field(default=())
+    operator_asked: bool | None = None
+    """``False`` when the call needed approval and no operator could be asked; ``None`` (the
+    field is not written) otherwise. Only ``False`` is ever written: a record without the field
+    is one whose prompt, if any, reached an operator."""
 
     def to_json_dict(self) -> dict[str, object]:
         """Return the record under the ledger's wire field names."""
-        return {
+        data: dict[str, object] = {
             "id": self.id,
             "timestamp": self.timestamp,
             "toolName": self.tool_name,
@@ -319,3 +323,6 @@ class LedgerRecord:
             "errorSnippet": self.error_snippet,
             "secretRefs": list(self.secret_refs),
         }
+        if self.operator_asked is not None:
+            data["operatorAsked"] = self.operator_asked
+        return data

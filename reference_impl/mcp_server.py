@@ -7,8 +7,10 @@ re-serialized ``params.arguments`` as the argument text), asks the operator thro
 result into an MCP result. A handler's rich result (the ``rich`` handler's) has its content
 items, ``structuredContent``, ``_meta`` and the progress and log messages it asks for sent as
 MCP surfaces, every string and member name of it scrubbed by the registry, and its text items
-capped together. It imports ``mcp``, so it is imported only when the MCP wire is
-used; the host's core never imports it. It must never put a value in any message it sends,
+capped together. A call that needs approval from a client that did not declare elicitation,
+with no terminal to fall back on, is refused as denied without asking anyone, and its ledger
+record says no operator was asked. It imports ``mcp``, so it is imported only when the MCP wire
+is used; the host's core never imports it. It must never put a value in any message it sends,
 never elicit from a client that did not declare elicitation, and never approve silently.
 """
 
@@ -31,6 +33,7 @@ from mcp.server.lowlevel.server import Server
 from reference_impl._cap import cap
 from reference_impl._execute import Tool
 from reference_impl._limits import RESULT_CAP_CHARS
+from reference_impl._operator import NoOperatorError
 from reference_impl._registry import Registry
 from reference_impl._types import Answer, ApprovalRequest, Risk
 from reference_impl.harness import HarnessHost
@@ -100,7 +103,8 @@ class Backend(Protocol):
 class ThreadOperator:
     """The registry's operator: hands each request to the calling thread's ask function.
 
-    A call on a thread with no ask function is denied at once: nothing approves silently.
+    A call on a thread with no ask function is refused at once as one no operator was asked
+    about: nothing approves silently.
     """
 
     def __init__(self) -> None:
@@ -111,10 +115,14 @@ class ThreadOperator:
         self._local.ask = ask
 
     def ask(self, request: ApprovalRequest, timeout: float) -> Answer:
-        """Ask through this thread's ask function, or deny when there is none."""
+        """Ask through this thread's ask function.
+
+        Raises:
+            NoOperatorError: This thread has no ask function.
+        """
         ask: AskFunction | None = getattr(self._local, "ask", None)
         if ask is None:
-            return Answer.DENY
+            raise NoOperatorError("no ask function is bound to this call")
         return ask(request, timeout)
 
 
@@ -123,7 +131,8 @@ class Approval:
     """How a server asks its operator when the client cannot elicit.
 
     Attributes:
-        fallback: Asks another way (a terminal operator), or ``None`` to deny at once.
+        fallback: Asks another way (a terminal operator), or ``None`` to refuse at once as a
+            call no operator could be asked about.
     """
 
     fallback: AskFunction | None = None
@@ -280,7 +289,8 @@ def build_server(
 
     Args:
         backend: The host behind the wire.
-        approval: How to ask when the client cannot elicit; deny at once by default.
+        approval: How to ask when the client cannot elicit; by default such a call is refused
+            at once, as one no operator was asked about.
         name: The server's name in the handshake.
 
     Returns:
@@ -327,7 +337,8 @@ def build_server(
                 return anyio.from_thread.run(ask_async, request, timeout)
             if settings.fallback is not None:
                 return settings.fallback(request, timeout)
-            return Answer.DENY
+            # Refused at once, never elicited (decisions R9.6): the registry says why.
+            raise NoOperatorError("the client did not declare elicitation")
 
         args = arguments_text(params.arguments)
         outcome = await anyio.to_thread.run_sync(backend.call, params.name, args, ask)

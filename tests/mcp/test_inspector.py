@@ -3,7 +3,8 @@
 The Inspector comes from the npm registry (``@modelcontextprotocol/inspector``); ``.ci/run``
 installs it under ``.cache/inspector``. The tests look for it there, then at the path in
 ``SECREF_MCP_INSPECTOR``, then on ``PATH``, and skip, saying why, where it or Node.js is absent.
-The Inspector declares no elicitation, so a call that needs approval must come back refused.
+The Inspector declares no elicitation, so a call that needs approval must come back refused,
+with a message and a ledger record that say no operator was asked.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from typing import Any
 import pytest
 
 pytest.importorskip("mcp", reason="the MCP SDK is not installed: pip install 'secref-suite[mcp]'")
+
+from reference_impl._registry import NO_OPERATOR_MESSAGE
 
 SECRET_ID = "6f1d2c3e-4b5a-4c6d-8e7f-90a1b2c3d4e5"
 REF = "{{secret:" + SECRET_ID + "}}"
@@ -107,5 +110,10 @@ def test_inspector_calls_a_tool_and_a_reference_is_refused_without_elicitation(
         tmp_path, "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "k=" + REF
     )
     assert refused["isError"] is True
-    assert refused["content"][0]["text"] == "The operator denied the call"
+    # The Inspector cannot elicit: the refusal says nobody was asked, and so does the ledger.
+    assert refused["content"][0]["text"] == NO_OPERATOR_MESSAGE
     assert refused["_meta"]["io.secref/disposition"] == "DENIED"
+    records = [json.loads(line) for line in (tmp_path / "ledger.jsonl").read_text().splitlines()]
+    assert records[-1]["approvalDisposition"] == "DENIED"
+    assert records[-1]["operatorAsked"] is False
+    assert "operatorAsked" not in records[0], "the plain call, allowed by policy, asked nobody"

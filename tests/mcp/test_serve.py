@@ -193,10 +193,17 @@ def test_a_client_without_elicitation_is_refused_at_once_never_approved(tmp_path
     assert results[0].is_error
     assert results[0].meta is not None
     assert results[0].meta["io.secref/disposition"] == "DENIED"
+    # The refusal says nobody was asked, not that an operator denied.
+    assert _texts(results[0]).startswith("Denied without asking the operator")
+    assert "declare elicitation" in _texts(results[0])
     # Refused at once: well inside the 45-second approval timeout.
     assert time.monotonic() - started < 30
     # sha256 is ASK by default, so even a reference-free call is not approved silently.
     assert results[1].is_error
+    lines = (tmp_path / "ledger.jsonl").read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    assert [record["approvalDisposition"] for record in records] == ["DENIED", "DENIED"]
+    assert [record.get("operatorAsked") for record in records] == [False, False]
 
 
 @pytest.mark.req("MCP-013")

@@ -23,6 +23,9 @@ from reference_impl import (
     Tool,
     User,
 )
+from reference_impl._ledger import decode_record
+from reference_impl._operator import NoOperatorError
+from reference_impl._registry import NO_OPERATOR_MESSAGE
 from tests.reference_impl.support import (
     ID_A,
     ID_B,
@@ -171,6 +174,42 @@ def test_an_operator_that_fails_has_not_approved() -> None:
     h = build(operator=ScriptedOperator(broken))
     assert h.invoke("recorder", args(a=ref(ID_A))).disposition is Disposition.DENIED
     assert h.recorder.raws == []
+
+
+@pytest.mark.req("MCP-009", "APPR-010")
+@pytest.mark.parametrize("bearing", [True, False])
+def test_a_call_no_operator_could_be_asked_about_is_denied_and_says_so(bearing: bool) -> None:
+    """No operator to ask: DENIED, a message that says nobody was asked, and a record that says
+    so; the tool is not called. A call an operator denied keeps the record without the field."""
+
+    def unreachable(request: ApprovalRequest) -> Answer:
+        raise NoOperatorError("the client did not declare elicitation")
+
+    h = build(operator=ScriptedOperator(unreachable))
+    out = h.invoke("recorder", args(a=ref(ID_A) if bearing else "x"))
+    assert out.disposition is Disposition.DENIED
+    assert out.text == NO_OPERATOR_MESSAGE
+    assert out.text.startswith("Denied without asking the operator")
+    assert h.recorder.raws == []
+    (record,) = h.records
+    assert record.approval_disposition is Disposition.DENIED
+    assert record.operator_asked is False
+    assert record.to_json_dict()["operatorAsked"] is False
+    assert decode_record(record.to_json_dict()) == record
+
+    asked = build(operator=ScriptedOperator(Answer.DENY))
+    assert asked.invoke("recorder", args(a=ref(ID_A))).text == "The operator denied the call"
+    assert "operatorAsked" not in asked.records[0].to_json_dict()
+
+
+@pytest.mark.req("LEDG-014")
+def test_a_record_whose_operator_asked_is_not_a_boolean_is_not_a_record() -> None:
+    """A reader takes ``operatorAsked`` only as a boolean."""
+    h = build(operator=ScriptedOperator(Answer.DENY))
+    h.invoke("recorder", args(a="x"))
+    data = h.records[0].to_json_dict()
+    with pytest.raises(TypeError):
+        decode_record({**data, "operatorAsked": "no"})
 
 
 # --- R3.4 the revocation fence -----------------------------------------------------------------
