@@ -152,6 +152,26 @@ class FormSearch:
         return found
 
 
+def present(canaries: Iterable[Canary], text: str) -> list[Canary]:
+    """Return the canaries of which some required form begins somewhere in ``text``.
+
+    A cheap first pass for short text: the text's own :data:`WINDOW`-character windows are
+    collected once, and a canary is kept only when the start of one of its forms is among them;
+    no index of every form of every canary is built. :class:`FormSearch` then looks for the
+    few kept in full.
+    """
+    last = len(text) - WINDOW
+    if last < 0:
+        return []
+    windows = set(map(text.__getitem__, map(slice, range(last + 1), range(WINDOW, len(text) + 1))))
+    return [
+        canary
+        for canary in canaries
+        if len(canary.value) >= MIN_GUARDED_CODE_POINTS
+        and any(form[:WINDOW] in windows for form in required_forms(canary.value).values())
+    ]
+
+
 def decoded(chunks: Iterable[bytes]) -> Iterator[str]:
     """Yield ``chunks`` decoded as UTF-8, as the ``printed`` surface decodes standard error
     (an invalid byte becomes U+FFFD), a character cut between two chunks kept whole."""

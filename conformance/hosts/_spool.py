@@ -27,6 +27,7 @@ from conformance.late import (
     FormSearch,
     LateReport,
     decoded,
+    present,
     run_guarded,
     stream_findings,
 )
@@ -162,6 +163,16 @@ STREAM: Final = "standard error"
 #: stride costs more to index and less per byte, which pays only for a long stream.
 STRIDE_FROM_BYTES: Final = 1024 * 1024
 
+#: Bytes kept up to which the canaries are first narrowed to those a form of which begins in
+#: the text (:func:`~conformance.late.present`), rather than every form of every canary indexed.
+PREFILTER_BYTES: Final = 256 * 1024
+
+
+def _segments(spool: Spool) -> Iterator[Iterator[tuple[int, bytes]]]:
+    """Yield, for each adapter start, the (segment, bytes) pieces ``spool`` kept of it."""
+    for _, group in itertools.groupby(spool.read(), key=operator.itemgetter(0)):
+        yield group
+
 
 def search_spool(
     spool: Spool, canaries: Sequence[Canary], chunk: int = SPOOL_READ_BYTES
@@ -175,12 +186,16 @@ def search_spool(
         why, when the spool does not hold every byte the host wrote.
     """
     report = LateReport()
-    # Nothing kept, nothing to index: the usual case, which then costs nothing.
-    search = (
-        FormSearch(run_guarded(canaries), MAX_STRIDE if spool.size > STRIDE_FROM_BYTES else 1)
-        if spool.size
-        else None
-    )
+    search: FormSearch | None = None
+    if 0 < spool.size <= PREFILTER_BYTES:
+        # Short: keep only the canaries a form of which begins in the text, then search those.
+        text = "\0".join("".join(decoded(data for _, data in group)) for group in _segments(spool))
+        search = FormSearch(run_guarded(present(canaries, text)))
+    elif spool.size:
+        search = FormSearch(
+            run_guarded(canaries), MAX_STRIDE if spool.size > STRIDE_FROM_BYTES else 1
+        )
+    # Nothing kept, nothing to index: a host that wrote nothing costs nothing.
     if search:
         segments = (
             (f"{STREAM} of adapter start {number}", decoded(data for _, data in group))

@@ -120,6 +120,25 @@ def test_spool_finds_a_value_in_its_chunked_read_and_names_no_value() -> None:
     assert report.findings[0].requirements == STDERR_REQUIREMENTS == ("INV1", "LOG-001")
 
 
+@pytest.mark.parametrize("filler", [0, 300 * 1024, 1100 * 1024], ids=["short", "long", "strided"])
+def test_spool_search_finds_every_kind_whatever_the_length(filler: int) -> None:
+    """Short text is first narrowed to the canaries it may hold; long text is indexed, then
+    strided: each way, every form of every kind is found, cut across the read's chunks."""
+    mint = Mint()
+    canaries = [mint.canary(kind, "password") for kind in Kind for _ in range(3)]
+    wanted = canaries[::3]
+    spool = Spool()
+    spool.segment()
+    spool.write(1, b"f" * filler)
+    for canary in wanted:
+        for form in required_forms(canary.value).values():
+            spool.write(1, b" <" + form.encode("utf-8", "surrogatepass") + b"> ")
+    report = search_spool(spool, canaries, chunk=4099)
+    found = {(finding.label, finding.form) for finding in report.findings}
+    expected = {(c.label, name) for c in wanted for name in required_forms(c.value)}
+    assert found == expected
+
+
 def test_spool_beyond_its_bound_is_not_searched() -> None:
     """Bytes past the bound are counted, never kept: the stream is not searched whole."""
     canary = Mint().canary(Kind.PLAIN, "password")
@@ -341,8 +360,9 @@ def test_value_written_after_the_response_is_found(tmp_path: Path) -> None:
     assert _verdict_case(junit).find("failure") is not None
     markdown = (tmp_path / "report.md").read_text("utf-8")
     assert _barrier.NODE_ID in markdown
-    assert re.search(r"^LOG-001 +MUST +fail", output, re.MULTILINE), output[-2000:]
+    # The terminal says it too: the verdict, and the failing requirement's row.
     assert "verdict: not-conformant" in output
+    assert re.search(r"^ *LOG-001 +MUST +fail", output, re.MULTILINE), output[-2000:]
 
 
 def test_value_pushed_out_of_the_printed_bound_is_found(tmp_path: Path) -> None:
