@@ -25,7 +25,7 @@ from conformance import _barrier
 from conformance.canary import Detector, Guarded, Kind, Mint, Surface, required_forms
 from conformance.host import Observation
 from conformance.hosts._connection import Connection
-from conformance.hosts._protocol import PRINTED_LIMIT_BYTES
+from conformance.hosts._protocol import PRINTED_LIMIT_BYTES, HostCrashedError
 from conformance.hosts._spool import Spool, search_spool
 from conformance.late import (
     STDERR_REQUIREMENTS,
@@ -233,6 +233,31 @@ def test_connection_marks_the_printed_surface_cut_and_spools_every_byte() -> Non
     assert spool.gaps() == []
     connection.mark_printed()
     assert not connection.printed_cut
+
+
+def test_standard_error_is_read_to_its_end_after_the_host_failed() -> None:
+    """What a host writes on its way down, after its check met a failure, is kept."""
+    canary = Mint().canary(Kind.PLAIN, "password")
+    script = (
+        "import sys, time; time.sleep(0.3); "
+        f"sys.stderr.write('dying: ' + {canary.value!r}); sys.stderr.flush()"
+    )
+    spool = Spool()
+    connection = Connection(
+        [sys.executable, "-c", script],
+        on_prompt=lambda *_: None,
+        schemas=None,
+        redact=lambda text: text,
+        env=None,
+        cwd=None,
+        spool=spool,
+    )
+    try:
+        connection.failure = HostCrashedError("the check met a failure")
+        connection.supervised.wait(10)
+    finally:
+        connection.close()
+    assert [f.label for f in search_spool(spool, [canary]).findings] == [canary.label]
 
 
 # --- the barrier's check -------------------------------------------------------------------
