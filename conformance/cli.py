@@ -2,13 +2,15 @@
 
 This module owns the user's first command. ``secref-conformance`` runs the conformance checks
 (pytest with the ``secref_conformance`` plugin, in this process) against the host ``--host``
-names, the in-process reference host by default; writes the JSON and Markdown reports (to
-``reports/`` by default); and exits 0 when the host is conformant, 1 when it is not, and 2 on a
-harness error, a run in which no check executed included. ``secref-conformance selftest`` runs
-the suite against every mutant of the mutant catalog; ``secref-conformance masker`` checks
-maskers instead of hosts (:mod:`conformance.masker.cli`); ``secref-conformance smoke`` starts an
-adapter, makes two calls and prints what it saw (:mod:`conformance.smoke`), which also makes the
-handshake of every run's adapter before pytest collects. It prints what pytest and the plugin
+names, the in-process reference host by default; writes the reports asked for (JSON, Markdown,
+JUnit XML; when none is asked, the JSON and Markdown reports in ``reports/``); and exits 0 when
+the host is conformant, 1 when it is not, and 2 on a harness error, a run in which no check
+executed included. ``secref-conformance selftest`` runs the suite against every mutant of the
+mutant catalog; ``secref-conformance masker`` checks maskers instead of hosts
+(:mod:`conformance.masker.cli`); ``secref-conformance smoke`` starts an adapter, makes two calls
+and prints what it saw (:mod:`conformance.smoke`), which also makes the handshake of every run's
+adapter before pytest collects; ``secref-conformance list`` prints the requirements, checks or
+mutants the suite holds (:mod:`conformance.listing`). It prints what pytest and the plugin
 print, and never a value.
 """
 
@@ -16,15 +18,25 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from conformance.arguments import base_arguments, process_count
+from conformance.arguments import (
+    OneLineParser,
+    add_version,
+    base_arguments,
+    positive_count,
+    positive_seconds,
+    process_count,
+)
 from conformance.report import EXIT_CODES, HARNESS_ERROR
 
-#: Where reports go unless told otherwise.
+#: Where reports go when no report is asked for (none of --report-json, --report-md and
+#: --junit-xml): both of these. Asking for any report writes only the reports asked for.
 DEFAULT_JSON: Final = Path("reports") / "conformance.json"
 DEFAULT_MD: Final = Path("reports") / "conformance.md"
 
@@ -35,15 +47,17 @@ HARNESS_FAILURE: Final = 2
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="secref-conformance",
         description="Check a host against the secret-reference contract. Exit codes: "
         "0 conformant, 1 not conformant, 2 harness error (including a run where no check "
         "executed). 'secref-conformance selftest' runs the suite against the mutant catalog; "
+        "'secref-conformance list requirements|checks|mutants' prints what the suite holds; "
         "'secref-conformance masker --help' checks maskers; 'secref-conformance smoke --help' "
         "takes a quick look at an adapter. An adapter is started and handshaken before any "
         "check is collected: one that cannot be ends the run with one line and exit code 2.",
     )
+    add_version(parser)
     parser.add_argument(
         "--host",
         default=None,
@@ -57,8 +71,7 @@ def _parser() -> argparse.ArgumentParser:
         help="how calls reach an adapter: its driver-protocol invoke (default) or the "
         "official MCP client to the endpoint it announces (docs/mcp.md)",
     )
-    parser.add_argument("--report-json", type=Path, default=DEFAULT_JSON, metavar="PATH")
-    parser.add_argument("--report-md", type=Path, default=DEFAULT_MD, metavar="PATH")
+    _add_report_options(parser)
     parser.add_argument(
         "--requirements",
         default=None,
@@ -79,21 +92,21 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--host-timeout",
-        type=float,
+        type=positive_seconds,
         default=None,
         metavar="SECONDS",
         help="seconds a driver-protocol host has to answer each request (default 30)",
     )
     parser.add_argument(
         "--host-start-timeout",
-        type=float,
+        type=positive_seconds,
         default=None,
         metavar="SECONDS",
         help="seconds a driver-protocol host has to answer the handshake (default 8)",
     )
     parser.add_argument(
         "--host-max-line",
-        type=int,
+        type=positive_count,
         default=None,
         metavar="BYTES",
         help="bytes one line of a driver-protocol host's output may hold (default 16 MiB); "
@@ -115,12 +128,55 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_report_options(parser: argparse.ArgumentParser) -> None:
+    """Add the report options: each writes one report, and only those asked for are written."""
+    parser.add_argument(
+        "--report-json",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help=f"write the JSON report to PATH (default: {DEFAULT_JSON}, when no report option "
+        "is given)",
+    )
+    parser.add_argument(
+        "--report-md",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help=f"write the Markdown report to PATH (default: {DEFAULT_MD}, when no report option "
+        "is given)",
+    )
+    parser.add_argument(
+        "--junit-xml",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="write a JUnit XML file to PATH, one testcase per check, for CI dashboards "
+        "(pytest's --junitxml; default: none)",
+    )
+
+
+def _reports(options: argparse.Namespace) -> tuple[Path | None, Path | None, list[str]]:
+    """Return the JSON and Markdown reports to write, and the pytest arguments for JUnit XML.
+
+    When no report is asked for, the JSON and Markdown reports go to ``reports/``; otherwise
+    only those asked for are written. The JSON path is ``None`` when it was not asked for: the
+    run then writes it to a temporary file, since the verdict is read from it.
+    """
+    asked = (options.report_json, options.report_md, options.junit_xml)
+    if all(path is None for path in asked):
+        return DEFAULT_JSON, DEFAULT_MD, []
+    junit = [] if options.junit_xml is None else [f"--junitxml={options.junit_xml}"]
+    return options.report_json, options.report_md, junit
+
+
 def run(
     host: str | None,
     report_json: Path,
     report_md: Path | None = None,
     requirements: str | None = None,
     extra: Sequence[str] = (),
+    keep_json: bool = True,
 ) -> int:
     """Run the suite and return its exit code.
 
@@ -130,6 +186,8 @@ def run(
         report_md: Where the Markdown report goes, if anywhere.
         requirements: Comma-separated requirement IDs to narrow the run to.
         extra: Further pytest arguments.
+        keep_json: Whether the JSON report was asked for; when not, ``report_json`` is a
+            temporary file that is not named in the closing line.
 
     Returns:
         0 conformant, 1 not conformant, 2 harness error.
@@ -150,13 +208,19 @@ def run(
     status = pytest.main(arguments)
     took = time.monotonic() - started
     if not report_json.exists():
-        print(f"secref-conformance: no report was written (pytest exit status {int(status)})")
+        print(
+            f"secref-conformance: no report was written (pytest exit status {int(status)})",
+            file=sys.stderr,
+        )
         return HARNESS_FAILURE
     report = json.loads(report_json.read_text(encoding="utf-8"))
     code = int(EXIT_CODES.get(report.get("verdict", HARNESS_ERROR), HARNESS_FAILURE))
     if code == CONFORMANT and status not in (pytest.ExitCode.OK,):
         code = HARNESS_FAILURE
-    print(f"secref-conformance: {report['verdict']} in {took:.1f} s; report {report_json}")
+    where = f"; report {report_json}" if keep_json else ""
+    # One duration for the run, from the report's one clock, as every report prints it.
+    seconds = float(report.get("durationS", took))
+    print(f"secref-conformance: {report['verdict']} in {seconds:.1f} s{where}")
     return code
 
 
@@ -177,8 +241,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    import sys
-
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["selftest"]:
         from conformance.selftest import runner
@@ -192,6 +254,14 @@ def _main(argv: Sequence[str] | None) -> int:
         from conformance import smoke
 
         return smoke.main(args[1:])
+    if args[:1] == ["report"]:
+        from conformance import report_cli
+
+        return report_cli.main(args[1:])
+    if args[:1] == ["list"]:
+        from conformance import listing
+
+        return listing.main(args[1:])
     options = _parser().parse_args(args)
     passed: list[str] = []
     if options.expectations:
@@ -201,7 +271,7 @@ def _main(argv: Sequence[str] | None) -> int:
             expectations.load(options.expectations)
         except expectations.ExpectationsError as error:
             # Refused before the run starts: a usage error, with no report to write.
-            print(f"secref-conformance: --expectations: {error}")
+            print(f"secref-conformance: --expectations: {error}", file=sys.stderr)
             return HARNESS_FAILURE
         passed += ["--expectations", options.expectations]
     if options.validate_protocol:
@@ -218,7 +288,10 @@ def _main(argv: Sequence[str] | None) -> int:
         import importlib.util
 
         if importlib.util.find_spec("xdist") is None:
-            print("secref-conformance: --workers needs pytest-xdist (the 'conformance' extra)")
+            print(
+                "secref-conformance: --workers needs pytest-xdist (the 'conformance' extra)",
+                file=sys.stderr,
+            )
             return HARNESS_FAILURE
         # One host per worker process; the controller rebuilds each check's result.
         passed += ["-n", str(options.workers), "--dist", "load"]
@@ -230,16 +303,25 @@ def _main(argv: Sequence[str] | None) -> int:
     refused = smoke.start_first(options)
     if refused is not None:
         return refused
+    report_json, report_md, junit = _reports(options)
+    # The verdict is read from the JSON report: unasked for, it goes to a temporary directory.
+    scratch: tempfile.TemporaryDirectory[str] | None = None
+    if report_json is None:
+        scratch = tempfile.TemporaryDirectory(prefix="secref-conformance-")
+        report_json = Path(scratch.name) / "conformance.json"
     try:
         return run(
             options.host,
-            options.report_json,
-            options.report_md,
+            report_json,
+            report_md,
             options.requirements,
-            [*passed, *options.pytest_args],
+            [*passed, *junit, *options.pytest_args],
+            keep_json=scratch is None,
         )
     finally:
         release_started()
+        if scratch is not None:
+            scratch.cleanup()
 
 
 if __name__ == "__main__":

@@ -121,9 +121,16 @@ def load(path: str | Path) -> Expectations:
             document = _safe_yaml(text, target)
     except ExpectationsError:
         raise
-    except ValueError as error:  # json.JSONDecodeError and yaml.YAMLError both
+    except json.JSONDecodeError as error:
+        raise ExpectationsError(
+            f"{target}: line {error.lineno} column {error.colno}: {error.msg}"
+        ) from error
+    except ValueError as error:
         raise ExpectationsError(f"{target} is not valid JSON or YAML: {error}") from error
-    except Exception as error:  # RecursionError, MemoryError, and yaml's other errors
+    except Exception as error:  # RecursionError, MemoryError, and yaml's errors
+        where = _yaml_mark(error)
+        if where is not None:
+            raise ExpectationsError(f"{target}: {where}") from error
         raise ExpectationsError(f"{target} cannot be decoded ({type(error).__name__})") from error
     try:
         return parse(document, str(target))
@@ -154,6 +161,19 @@ def _read_bounded(target: Path) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ExpectationsError(f"{target} is not UTF-8") from error
+
+
+def _yaml_mark(error: BaseException) -> str | None:
+    """Return "line L column C: problem" for a YAML syntax error, or ``None`` for another."""
+    import yaml
+
+    if not isinstance(error, yaml.MarkedYAMLError):
+        return None
+    mark = error.problem_mark or error.context_mark
+    problem = error.problem or error.context or "not valid YAML"
+    if mark is None:
+        return problem
+    return f"line {mark.line + 1} column {mark.column + 1}: {problem}"
 
 
 def _safe_yaml(text: str, target: Path) -> object:

@@ -1,0 +1,114 @@
+"""The console script writes only the reports asked for, refuses a bad expectations file by line
+and column, and lists what the suite holds.
+
+When no report is asked for, the JSON and Markdown reports go to ``reports/``; asking for any
+of ``--report-json``, ``--report-md`` and ``--junit-xml`` writes only those. One narrowed run in
+a subprocess shows it end to end; the rest is checked in process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance import cli, expectations, listing
+
+
+def _options(*argv: str) -> argparse.Namespace:
+    return cli._parser().parse_args(list(argv))
+
+
+def test_no_report_asked_writes_both_defaults() -> None:
+    assert cli._reports(_options()) == (cli.DEFAULT_JSON, cli.DEFAULT_MD, [])
+
+
+def test_asking_for_one_report_writes_only_that_one(tmp_path: Path) -> None:
+    json_path, md_path, xml_path = tmp_path / "r.json", tmp_path / "r.md", tmp_path / "r.xml"
+    assert cli._reports(_options("--report-json", str(json_path))) == (json_path, None, [])
+    assert cli._reports(_options("--report-md", str(md_path))) == (None, md_path, [])
+    assert cli._reports(_options("--junit-xml", str(xml_path))) == (
+        None,
+        None,
+        [f"--junitxml={xml_path}"],
+    )
+
+
+@pytest.mark.slow
+def test_a_run_asked_for_json_and_junit_writes_no_markdown(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "conformance.cli",
+            "--report-json",
+            "out/r.json",
+            "--junit-xml",
+            "out/r.xml",
+            "--requirements",
+            "APPR-003",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-2000:]
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["r.json", "r.xml"]
+    assert not (tmp_path / "reports").exists()
+    assert "<testsuite" in (tmp_path / "out" / "r.xml").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "where"),
+    [
+        ("bad.yaml", "version: 1\nknownFailures:\n  - [a\n", "line 4 column 1: expected ','"),
+        ("bad.json", '{"version": 1,\n "x": }', "line 2 column 7: Expecting value"),
+    ],
+)
+def test_a_bad_expectations_file_is_named_by_line_and_column(
+    tmp_path: Path, name: str, text: str, where: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(expectations.ExpectationsError, match=where):
+        expectations.load(path)
+    assert cli._main(["--expectations", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == f"secref-conformance: --expectations: {path}: {where}" + err.split(where)[1]
+    assert err.count("\n") == 1
+    assert "Error" not in err  # the message, not an exception class
+
+
+def test_list_requirements_gives_every_requirement_a_short_title() -> None:
+    from conformance.catalog import load_catalog
+
+    rows = listing.requirement_rows()
+    assert [row[0] for row in rows] == list(load_catalog().ids())
+    assert all(0 < len(row[2]) <= listing.TITLE_WIDTH and "\n" not in row[2] for row in rows)
+    assert listing.short("word " * 40).endswith("…")
+    assert len(listing.short("word " * 40)) == listing.TITLE_WIDTH
+
+
+def test_list_mutants_names_what_each_breaks(capsys: pytest.CaptureFixture[str]) -> None:
+    from conformance.selftest.catalog import MUTANTS
+
+    assert listing.main(["mutants"]) == 0
+    out, err = capsys.readouterr()
+    rows = [line.split("\t") for line in out.splitlines()]
+    assert [row[0] for row in rows] == [mutant.name for mutant in MUTANTS]
+    assert all(len(row) == 4 and row[1] and row[3] for row in rows)
+    assert err == f"{len(MUTANTS)} mutants\n"
+
+
+@pytest.mark.slow
+def test_list_checks_gives_every_check_with_its_requirements() -> None:
+    rows = listing.check_rows()
+    assert len(rows) > 100
+    assert all(row[0].startswith("conformance/checks/") and row[1] for row in rows)
+    assert len({row[0] for row in rows}) == len(rows)
