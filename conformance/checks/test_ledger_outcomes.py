@@ -1,0 +1,190 @@
+"""Checks that a call's ledger record says how the call ended (decisions R6.2, R6.3, R6.5).
+
+This module owns the record's account of the outcome, for every way a call can end: refused in
+the pre-pass, refused by the operator or the clock, run and succeeded, run and failed, and (on
+the reference host) failed inside the host itself. A record must carry the disposition the
+agent was given and the same ``isError``; a call that did not fail carries no ``errorSnippet``,
+a handler's failure carries the head of its failure text, and a snippet never says more than
+the agent was told. The other ledger checks looked at refusals' dispositions only, so a host
+that recorded a refusal or a host failure as a success passed them. It never prints a value.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Final
+
+import pytest
+
+from conformance.canary import Mint
+from conformance.host import Answer, CallResult, HandlerKind
+from conformance.outcomes import require
+from conformance.scenario import (
+    RECORDER,
+    REFERENCE_CAPABILITY,
+    RecordingHost,
+    answering,
+    args_json,
+    config,
+    ledger_records,
+    make_secret,
+    new_id,
+    ref,
+    tool,
+)
+from reference_impl import STEP_ORDER
+
+#: The failing handler every failure case binds.
+_THROWER: Final = tool("thrower", HandlerKind.THROWER)
+
+#: Each case: the policy, the arguments (None: one reference to the secret; "unknown": an id the
+#: vault lacks; "malformed": a candidate that is not a reference), the operator's answer, the
+#: tool, and whether the call is refused before its tool runs.
+_CASES: Final[dict[str, tuple[dict[str, Any], str | None, Answer, str, bool]]] = {
+    "malformed": ({}, "malformed", Answer.APPROVE, RECORDER.name, True),
+    "feature-off": ({"secretReferencesEnabled": False}, None, Answer.APPROVE, RECORDER.name, True),
+    "bearing-deny": ({"secretBearingCalls": "DENY"}, None, Answer.APPROVE, RECORDER.name, True),
+    "tool-deny": ({"tools": {RECORDER.name: "DENY"}}, None, Answer.APPROVE, RECORDER.name, True),
+    "unknown-id": ({}, "unknown", Answer.APPROVE, RECORDER.name, True),
+    "operator-deny": ({}, None, Answer.DENY, RECORDER.name, True),
+    "timeout": ({}, None, Answer.NONE, RECORDER.name, True),
+    "approved": ({}, None, Answer.APPROVE, RECORDER.name, False),
+    "handler-fails": ({}, None, Answer.APPROVE, _THROWER.name, False),
+}
+
+#: A short approval timeout for the ``timeout`` case, in seconds.
+_APPROVAL_TIMEOUT_S: Final = 0.3
+
+
+def _check_record(case: str, record: Mapping[str, Any], outcome: CallResult) -> None:
+    """The record agrees with the outcome: disposition, isError and which snippet it carries."""
+    require(
+        record.get("approvalDisposition") == outcome.disposition,
+        ("LEDG-005", "LEDG-008"),
+        f"a {case} call ended {outcome.disposition} but was recorded as "
+        f"{record.get('approvalDisposition')}",
+    )
+    require(
+        record.get("isError") is outcome.is_error,
+        "LEDG-001",
+        f"a {case} call ended with isError {outcome.is_error} but was recorded with isError "
+        f"{record.get('isError')}",
+    )
+    snippet = record.get("errorSnippet")
+    if not outcome.is_error:
+        require(
+            snippet in (None, ""),
+            "LEDG-001",
+            f"a {case} call that did not fail was recorded with an errorSnippet",
+        )
+        return
+    require(
+        snippet is None or isinstance(snippet, str),
+        "LEDG-001",
+        f"a {case} call's errorSnippet is not text",
+    )
+    if snippet:
+        # A snippet is cut from the failure text the agent got: never more, never other text.
+        head = str(snippet).rstrip("…. ")[:40]
+        require(
+            head in outcome.text,
+            "LEDG-001",
+            f"a {case} call's errorSnippet is not cut from the text the agent was given",
+        )
+
+
+@pytest.mark.req("LEDG-001", "LEDG-005", "LEDG-008")
+@pytest.mark.parametrize("case", list(_CASES))
+def test_record_says_how_the_call_ended(host: RecordingHost, mint: Mint, case: str) -> None:
+    """A call's one record carries the disposition and isError the agent got; a call that did
+    not fail carries no errorSnippet, and a handler's failure carries one."""
+    policy, args, answer, tool_name, _refused = _CASES[case]
+    secret = make_secret(mint)
+    host.reset(
+        config(
+            [secret],
+            tools=(RECORDER, _THROWER),
+            policy=policy or None,
+            approval_timeout_s=_APPROVAL_TIMEOUT_S,
+        )
+    )
+    if args is None:
+        args = args_json({"x": ref(secret.id)})
+    elif args == "unknown":
+        args = args_json({"x": ref(new_id())})
+    elif args == "malformed":
+        args = args_json({"x": "{{secret:not-a-uuid}}"})
+    outcome = host.invoke(tool_name, args, answering(answer))
+    seen = host.observe()
+    records = ledger_records(seen)
+    require(len(records) == 1, "LEDG-005", f"a {case} call left {len(records)} records, not one")
+    _check_record(case, records[0], outcome)
+    if tool_name == _THROWER.name:
+        require(
+            bool(records[0].get("errorSnippet")),
+            "LEDG-001",
+            "a call whose handler failed was recorded without an errorSnippet",
+        )
+
+
+@pytest.mark.req("LEDG-016")
+@pytest.mark.parametrize("step", STEP_ORDER)
+def test_host_failure_record_says_it_failed(host: RecordingHost, mint: Mint, step: str) -> None:
+    """A call the reference host itself fails on at any step is recorded as failed: isError,
+    the disposition the agent got, and the failure's text as its snippet."""
+    if not host.has(REFERENCE_CAPABILITY):
+        pytest.skip("not applicable: this check fails the reference implementation's own steps")
+    from reference_impl import (
+        InMemoryVault,
+        MemoryLedger,
+        Registry,
+        SecretRecord,
+        SecretValue,
+        Tool,
+        User,
+    )
+
+    secret = make_secret(mint)
+    heard: list[str] = []
+
+    def tracer(name: str) -> None:
+        heard.append(name)
+        if name == step and heard.count(name) == 1:
+            raise RuntimeError(f"the host failed at {name}")
+
+    record = SecretRecord(
+        secret.id,
+        secret.website,
+        SecretValue(secret.username),
+        SecretValue(secret.password),
+        SecretValue(secret.notes),
+    )
+    ledger = MemoryLedger()
+    registry = Registry(
+        vault=InMemoryVault([record]),
+        ledger=ledger,
+        user=User(permissions=frozenset({"secret.read"})),
+        tracer=tracer,
+    )
+    registry.register(Tool("echo", "plugin.canary", lambda arguments: arguments.raw))
+    outcome = registry.invoke("echo", json.dumps({"x": "{{secret:" + secret.id + "}}"}))
+    require(step in heard, "LEDG-016", f"the registry never reached the {step} step")
+    require(len(ledger.records) == 1, "LEDG-016", f"a failure at {step} was not recorded once")
+    written = ledger.records[0]
+    require(
+        outcome.is_error and written.is_error,
+        "LEDG-016",
+        f"a host failure at {step} was recorded with isError {written.is_error}",
+    )
+    require(
+        written.approval_disposition == outcome.disposition,
+        "LEDG-016",
+        f"a host failure at {step} ended {outcome.disposition.value} but was recorded as "
+        f"{written.approval_disposition.value}",
+    )
+    require(
+        bool(written.error_snippet) and str(written.error_snippet) in outcome.text,
+        "LEDG-016",
+        f"a host failure at {step} was recorded without the failure's text as its snippet",
+    )
