@@ -1,0 +1,69 @@
+"""Checks of a pending limit configured well above small numbers (decisions R3.5).
+
+This module owns the pending limit at sizes the other checks never configure: a host that
+counts its open prompts in a way that holds only for small counts (a byte-sized counter, a
+comparison by identity that only small integers pass) keeps its limit at 1, 2 or 4 and loses
+it at 257. It holds the limit's worth of prompts open through the host interface, asks once
+more, and must never answer a prompt it did not open.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import pytest
+
+from conformance.canary import Mint
+from conformance.outcomes import require
+from conformance.scenario import (
+    RECORDER,
+    HeldOperator,
+    RecordingHost,
+    args_json,
+    config,
+    make_secret,
+    ref,
+)
+
+#: Limits past the sizes a counter or an integer cache might keep exact: 64, and 257, one past
+#: the 256 that CPython keeps one object for, so that a count compared by identity is caught.
+LARGE_LIMITS: Final = (64, 257)
+
+#: How long the held calls may take to finish once released, in seconds.
+_RESULT_WAIT: Final = 60.0
+
+
+@pytest.mark.req("APPR-009")
+@pytest.mark.parametrize("limit", LARGE_LIMITS)
+def test_large_pending_limit_holds(host: RecordingHost, mint: Mint, limit: int) -> None:
+    """With a pending limit above small numbers and that many prompts open, one more call ends
+    as QUEUE_FULL with its tool unused, and every held call runs once released."""
+    host.need("start")
+    secret = make_secret(mint)
+    host.reset(config([secret], pending_limit=limit, approval_timeout_s=60.0))
+    args = args_json({"x": ref(secret.id)})
+    held = HeldOperator()
+    pending = []
+    try:
+        pending = [host.start(RECORDER.name, args, held) for _ in range(limit)]
+        require(held.wait_seen(limit), "APPR-009", f"{limit} held prompts never all opened")
+        extra = host.invoke(RECORDER.name, args)
+    finally:
+        held.release()
+    results = [call.result(_RESULT_WAIT) for call in pending]
+    require(
+        extra.disposition == "QUEUE_FULL",
+        "APPR-009",
+        f"with {limit} prompts open and a pending limit of {limit}, one more call ended "
+        f"{extra.disposition}",
+    )
+    require(
+        sum(result.disposition == "APPROVED_ONCE" for result in results) == limit,
+        "APPR-009",
+        "the held calls did not all run once released",
+    )
+    require(
+        len(host.observe().receipts) == limit,
+        "APPR-009",
+        "the QUEUE_FULL call reached its tool",
+    )
