@@ -251,12 +251,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         0 when pytest passed and every target is met, 1 otherwise.
     """
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.report", description=__doc__)
-    parser.add_argument("--json", type=Path, default=DEFAULT_JSON, help="where to save the JSON")
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.report",
+        description="Run the benchmarks with pytest-benchmark and print the medians next to the "
+        "design's JVM figures, with the ratios the targets are stated in and a verdict for "
+        "each. Exits 1 when a target is missed or pytest fails. Options it does not know go to "
+        "pytest, e.g. --benchmark-compare.",
+    )
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=DEFAULT_JSON,
+        help="where to save the JSON (default: %(default)s)",
+    )
     parser.add_argument(
         "--from-json",
         type=Path,
-        help="report on a saved JSON instead of running the benchmarks",
+        help="report on a saved JSON instead of running the benchmarks (default: run them)",
     )
     args, passthrough = parser.parse_known_args(argv)
     command = ["python", "-m", "benchmarks.report", *(argv if argv is not None else sys.argv[1:])]

@@ -11,7 +11,6 @@ compares the committed page with a fresh one.
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from collections import defaultdict
@@ -403,12 +402,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         0 on success; 1 when ``render --check`` finds the page out of date.
     """
-    parser = argparse.ArgumentParser(
+    from conformance.arguments import OneLineParser
+
+    parser = OneLineParser(
         prog="python -m conformance.catalog", description="The requirement catalog."
     )
     commands = parser.add_subparsers(dest="command", required=True)
     render = commands.add_parser("render", help="write docs/requirements.md from the catalog")
-    render.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="where to write")
+    render.add_argument(
+        "--output", type=Path, default=DEFAULT_OUTPUT, help="where to write (default: %(default)s)"
+    )
     render.add_argument(
         "--check", action="store_true", help="write nothing; fail if the page is out of date"
     )

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from conformance.arguments import OneLineParser, add_version, positive_seconds
 from conformance.hosts import HostSelectionError, build_host, is_adapter, start_ahead
 from conformance.hosts._framing import DEFAULT_MAX_LINE
 from conformance.hosts._protocol import DEFAULT_CALL_TIMEOUT, DEFAULT_START_TIMEOUT, HostError
@@ -131,7 +132,7 @@ class Sighting:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog=f"{PREFIX} smoke",
         description="Start a host's driver-protocol adapter, configure one secret, make one "
         "plain call and one call that references the secret (an operator approves), observe, "
@@ -142,6 +143,7 @@ def _parser() -> argparse.ArgumentParser:
         "a value leaked, a handler without its value), 2 the host could not be started or "
         "handshaken.",
     )
+    add_version(parser)
     parser.add_argument(
         "--host",
         required=True,
@@ -157,14 +159,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--host-timeout",
-        type=float,
+        type=positive_seconds,
         default=None,
         metavar="SECONDS",
         help=f"seconds the host has to answer each request (default {DEFAULT_CALL_TIMEOUT:g})",
     )
     parser.add_argument(
         "--host-start-timeout",
-        type=float,
+        type=positive_seconds,
         default=None,
         metavar="SECONDS",
         help=f"seconds the host has to answer the handshake (default {DEFAULT_START_TIMEOUT:g})",

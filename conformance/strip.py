@@ -22,7 +22,10 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, Any, Final
 
+from conformance.arguments import OneLineParser, add_version
+from conformance.hosts._protocol import PUBLISHED_CAPABILITIES
 from conformance.hosts.wire import configure_needs
+from conformance.inert import escape_controls
 
 #: Strip every capability the adapter announces.
 ALL: Final = "ALL"
@@ -184,13 +187,17 @@ def relay(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: ``python -m conformance.strip CAP[,CAP] -- <adapter command>``."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m conformance.strip",
         description="Run a driver-protocol adapter with some of its capabilities hidden from "
         "the suite: taken out of the handshake, out of every observe answer, and answered "
         "'unsupported' when asked for. ALL hides every capability.",
     )
-    parser.add_argument("capabilities", help="comma-separated capabilities to strip, or ALL")
+    add_version(parser)
+    parser.add_argument(
+        "capabilities",
+        help="comma-separated capabilities of the protocol's published list to strip, or ALL",
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the adapter command")
     options = parser.parse_args(argv)
     command = list(options.command)
@@ -201,6 +208,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     stripped = [part.strip() for part in options.capabilities.split(",") if part.strip()]
     if not stripped:
         parser.error("name at least one capability to strip, or ALL")
+    unknown = sorted(set(stripped) - PUBLISHED_CAPABILITIES - {ALL})
+    if unknown:
+        # A misspelt name would hide nothing while its author believes otherwise.
+        parser.error(
+            f"{escape_controls(', '.join(unknown))[:200]} is not a capability of the protocol's "
+            "published list (docs/driver-protocol.md, Capabilities)"
+        )
     try:
         child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     except OSError as error:

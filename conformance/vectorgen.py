@@ -14,7 +14,6 @@ checks fill with fresh canaries.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -1075,7 +1074,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         0 when the files were written or are current, 1 when ``--check`` finds one stale, 2 when
         the page is missing (an installed wheel carries no docs).
     """
-    parser = argparse.ArgumentParser(prog=REGENERATE)
+    from conformance.arguments import OneLineParser
+
+    parser = OneLineParser(
+        prog=REGENERATE,
+        description="Write the generated vector corpus and its matrix page, or check that they "
+        "are current.",
+    )
     parser.add_argument("--check", action="store_true", help="only say whether files are current")
     options = parser.parse_args(argv)
     if not DOC.is_file():

@@ -10,7 +10,6 @@ command that reproduces it. It must never print a value: targets name references
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import subprocess
@@ -20,6 +19,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TextIO
+
+from conformance.arguments import OneLineParser, add_version
 
 ROOT: Final = Path(__file__).resolve().parent
 TARGETS: Final = ("fuzz_grammar", "fuzz_arguments", "fuzz_scrub", "fuzz_pipeline")
@@ -130,16 +131,32 @@ def run_target(target: str, seconds: int, artifacts: Path, out: TextIO = sys.std
 
 def main(argv: list[str] | None = None) -> int:
     """Run the campaign; return 0 when every target stayed green."""
-    parser = argparse.ArgumentParser(prog="python -m fuzz.campaign", description=__doc__)
+    parser = OneLineParser(
+        prog="python -m fuzz.campaign",
+        description="Run every atheris target (or those named) for a fixed time each, with its "
+        "seed corpus and dictionary, and print executions per second per target. A crash fails "
+        "the run (exit 1) and prints the one command that reproduces it.",
+    )
+    add_version(parser)
     parser.add_argument(
         "--seconds",
         type=int,
         default=int(os.environ.get(SECONDS_ENV, DEFAULT_SECONDS)),
         help=f"seconds per target (env {SECONDS_ENV}; default {DEFAULT_SECONDS})",
     )
-    parser.add_argument("--targets", nargs="+", choices=TARGETS, default=list(TARGETS))
     parser.add_argument(
-        "--artifacts", type=Path, default=Path("fuzz-artifacts"), help="where crashes are kept"
+        "--targets",
+        nargs="+",
+        choices=TARGETS,
+        default=list(TARGETS),
+        metavar="TARGET",
+        help=f"the targets to run, of {', '.join(TARGETS)} (default: every one)",
+    )
+    parser.add_argument(
+        "--artifacts",
+        type=Path,
+        default=Path("fuzz-artifacts"),
+        help="where crashes are kept (default: %(default)s)",
     )
     options = parser.parse_args(argv)
     options.artifacts.mkdir(parents=True, exist_ok=True)

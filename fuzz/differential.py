@@ -14,7 +14,6 @@ host with the host that ``<command>`` starts over the driver protocol.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from hypothesis import HealthCheck, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
+from conformance.arguments import OneLineParser, add_version, positive_count
 from conformance.host import (
     CallResult,
     HandlerKind,
@@ -154,9 +154,27 @@ class Differ:
 
 def main(argv: list[str] | None = None) -> int:
     """Compare the reference host with a host under test; return 1 on a disagreement."""
-    parser = argparse.ArgumentParser(prog="python -m fuzz.differential", description=__doc__)
-    parser.add_argument("--host", required=True, help="the command that starts the host's driver")
-    parser.add_argument("--examples", type=int, default=500, help="calls to generate (default 500)")
+    parser = OneLineParser(
+        prog="python -m fuzz.differential",
+        description="Send the same generated calls to the reference host and to the host that "
+        "COMMAND starts over the driver protocol, and compare their verdicts: resolved, passed "
+        "through, or refused with its disposition. A disagreement is shrunk to a minimal "
+        "argument text and printed with both verdicts (exit 1); values are never printed.",
+    )
+    add_version(parser)
+    parser.add_argument(
+        "--host",
+        required=True,
+        metavar="COMMAND",
+        help="the command that starts the host's driver-protocol adapter",
+    )
+    parser.add_argument(
+        "--examples",
+        type=positive_count,
+        default=500,
+        metavar="N",
+        help="calls to generate (default: %(default)s)",
+    )
     options = parser.parse_args(argv)
     from conformance.hosts._supervise import end_strays
     from conformance.hosts.inprocess import InProcessHost

@@ -12,7 +12,6 @@ becomes a conformance vector by copying its argument text into a new vector with
 
 from __future__ import annotations
 
-import argparse
 import base64
 import hashlib
 import importlib
@@ -25,6 +24,7 @@ from typing import Any, Final
 
 from hypothesis import given
 
+from conformance.arguments import OneLineParser, add_version
 from fuzz import properties
 from fuzz.strategies import ArgCase, ScrubCase, Template
 
@@ -161,12 +161,20 @@ def promote(target: str, crash: Path, note: str) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     """``promote <target> <crash-file> [--note ...]`` or ``replay``."""
-    parser = argparse.ArgumentParser(prog="python -m fuzz.regress")
+    parser = OneLineParser(
+        prog="python -m fuzz.regress",
+        description="Keep a crashing input as a regression file, or replay every regression.",
+    )
+    add_version(parser)
     sub = parser.add_subparsers(dest="command", required=True)
     keep = sub.add_parser("promote", help="keep a crashing input as a regression")
-    keep.add_argument("target")
-    keep.add_argument("crash", type=Path)
-    keep.add_argument("--note", default="found by the fuzzer")
+    keep.add_argument("target", help="the fuzz target that crashed, e.g. fuzz_grammar")
+    keep.add_argument("crash", type=Path, help="the crashing input libFuzzer wrote")
+    keep.add_argument(
+        "--note",
+        default="found by the fuzzer",
+        help="what the regression is about (default: %(default)r)",
+    )
     sub.add_parser("replay", help="replay every regression")
     options = parser.parse_args(argv)
     if options.command == "promote":

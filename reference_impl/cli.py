@@ -46,6 +46,7 @@ from reference_impl._types import (
     User,
 )
 from reference_impl._vault import InMemoryVault
+from reference_impl._version import version_text
 
 #: Exit codes: the call ran and succeeded; it was refused or its tool failed; the command line,
 #: a file or the arguments were unusable.
@@ -468,6 +469,12 @@ def build_parser() -> argparse.ArgumentParser:
         description=_DESCRIPTION,
         epilog=_MAIN_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=version_text("secref"),
+        help="print the program's name and version, then exit",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 

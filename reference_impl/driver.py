@@ -19,9 +19,10 @@ import json
 import sys
 import threading
 from collections.abc import Mapping, Sequence
-from typing import IO, Any, Final
+from typing import IO, Any, Final, NoReturn
 
 from reference_impl._registry import Registry
+from reference_impl._version import version_text
 from reference_impl.harness import HarnessHost, PromptCallback, RegistryFactory
 
 #: The protocol version this adapter speaks (docs/driver-protocol.md, "Lifecycle and handshake").
@@ -313,6 +314,14 @@ class Driver:
         return on_prompt
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose usage error is one line on standard error and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{self.prog}: {message} (see {self.prog} --help)\n")
+        raise SystemExit(2)
+
+
 def main(
     argv: Sequence[str] | None = None,
     registry_factory: RegistryFactory = Registry,
@@ -328,9 +337,15 @@ def main(
     Returns:
         The exit status.
     """
-    parser = argparse.ArgumentParser(
+    parser = _OneLineParser(
         prog="python -m reference_impl.driver",
         description="The secref reference host over driver protocol v1 (NDJSON on stdio).",
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=version_text(parser.prog),
+        help="print the program's name and version, then exit",
     )
     parser.parse_args(argv)
     return Driver(registry_factory, name=name).serve()

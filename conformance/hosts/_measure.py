@@ -68,10 +68,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         The exit status.
     """
-    import argparse
     import sys
 
-    parser = argparse.ArgumentParser(
+    from conformance.arguments import OneLineParser
+
+    parser = OneLineParser(
         prog="python -m conformance.hosts.subprocess",
         description="Measure the per-request round trip of a driver-protocol adapter.",
     )
@@ -81,7 +82,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=f"{shlex.quote(sys.executable)} -m reference_impl.driver",
         help="the adapter's command line (default: the reference driver)",
     )
-    parser.add_argument("--calls", type=int, default=200, help="requests per round")
+    parser.add_argument(
+        "--calls", type=int, default=200, help="requests per round (default: %(default)s)"
+    )
     parser.add_argument("--validate", action="store_true", help="validate every message too")
     options = parser.parse_args(argv)
     from conformance.hosts.inprocess import InProcessHost

@@ -19,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
+from conformance.arguments import OneLineParser, add_version, positive_seconds
 from conformance.masker.checks import Canaries, Status, run_checks
 from conformance.masker.mutants import MUTANTS, mutant, reference_masker
 from conformance.masker.protocol import (
@@ -49,12 +50,13 @@ class LeakInReport(Exception):  # noqa: N818 - the name says what was found
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="secref-conformance masker",
         description="Check maskers against the scrub contract (decisions R10). Exit codes: 0 "
         "conformant (with --matrix: every masker measured), 1 incomplete or non-conformant, "
         "2 harness error. 'secref-conformance masker selftest' checks the checks.",
     )
+    add_version(parser)
     parser.add_argument(
         "--masker",
         action="append",
@@ -63,15 +65,39 @@ def _parser() -> argparse.ArgumentParser:
         help="'reference' (the reference scrubber, in process), 'mutant:<name>', or a command "
         "that starts a masker-protocol adapter; repeat for a matrix",
     )
-    parser.add_argument("--report-json", type=Path, default=DEFAULT_JSON, metavar="PATH")
-    parser.add_argument("--report-md", type=Path, default=DEFAULT_MD, metavar="PATH")
+    parser.add_argument(
+        "--report-json",
+        type=Path,
+        default=DEFAULT_JSON,
+        metavar="PATH",
+        help="where the JSON report goes (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--report-md",
+        type=Path,
+        default=DEFAULT_MD,
+        metavar="PATH",
+        help="where the Markdown report goes (default: %(default)s)",
+    )
     parser.add_argument(
         "--matrix",
         action="store_true",
         help="measure every masker and exit 0 once all were measured, whatever their verdicts",
     )
-    parser.add_argument("--start-timeout", type=float, default=DEFAULT_START_TIMEOUT)
-    parser.add_argument("--timeout", type=float, default=DEFAULT_CALL_TIMEOUT)
+    parser.add_argument(
+        "--start-timeout",
+        type=positive_seconds,
+        default=DEFAULT_START_TIMEOUT,
+        metavar="SECONDS",
+        help="seconds an adapter has to say hello (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        default=DEFAULT_CALL_TIMEOUT,
+        metavar="SECONDS",
+        help="seconds an adapter has to answer each request (default: %(default)s)",
+    )
     return parser
 
 

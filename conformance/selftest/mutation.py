@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from conformance.arguments import OneLineParser, add_version, positive_seconds, process_count
 from conformance.selftest import mutation_local_workers, mutation_workers
 from conformance.selftest.mutation_draw import (
     CORE_MODULES,
@@ -61,29 +62,70 @@ DEFAULT_TRIAGE_MD: Final = Path("docs") / "mutation-triage.md"
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m conformance.selftest.mutation",
         description="Mutation testing of the reference host's core modules, judged by the "
         "conformance suite alone.",
     )
+    add_version(parser)
     sub = parser.add_subparsers(dest="command")
     run = sub.add_parser("run", help="generate, draw, run and tabulate (the default)")
-    run.add_argument("--modules", default=",".join(CORE_MODULES), help="comma-separated")
     run.add_argument(
-        "--per-module", type=int, default=DEFAULT_PER_MODULE, help="0 runs every mutant"
+        "--modules",
+        default=",".join(CORE_MODULES),
+        metavar="MODULES",
+        help="comma-separated modules of the reference host to mutate (default: the core "
+        f"modules, {', '.join(CORE_MODULES)})",
+    )
+    run.add_argument(
+        "--per-module",
+        type=int,
+        default=DEFAULT_PER_MODULE,
+        metavar="N",
+        help="mutants drawn per module; 0 runs every mutant (default: %(default)s)",
     )
     run.add_argument(
         "--seed",
         type=int,
         default=None,
-        help="replay a run's draw; none draws a fresh seed, printed at the start and in the "
-        f"report (the triage was built on {TRIAGED_SEED})",
+        help="the seed of the draw, to replay a run's; none draws a fresh seed, printed at the "
+        f"start and in the report (default: none; the triage was built on {TRIAGED_SEED})",
     )
-    run.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per mutant")
-    run.add_argument("--session", type=Path, default=DEFAULT_SESSION)
-    run.add_argument("--report-md", type=Path, default=DEFAULT_MD)
-    run.add_argument("--report-json", type=Path, default=DEFAULT_JSON)
-    run.add_argument("--triage", type=Path, default=None, help="another triage file")
+    run.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help="seconds per mutant (default: %(default)s)",
+    )
+    run.add_argument(
+        "--session",
+        type=Path,
+        default=DEFAULT_SESSION,
+        metavar="PATH",
+        help="cosmic-ray's session database (default: %(default)s)",
+    )
+    run.add_argument(
+        "--report-md",
+        type=Path,
+        default=DEFAULT_MD,
+        metavar="PATH",
+        help="where the Markdown table goes (default: %(default)s)",
+    )
+    run.add_argument(
+        "--report-json",
+        type=Path,
+        default=DEFAULT_JSON,
+        metavar="PATH",
+        help="where the JSON report goes (default: %(default)s)",
+    )
+    run.add_argument(
+        "--triage",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="another triage file (default: the packaged mutation_triage.yaml)",
+    )
     run.add_argument(
         "--worker-url",
         dest="worker_urls",
@@ -91,27 +133,90 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="URL",
         help="a cosmic-ray http worker to run mutants on (repeat, or a comma list); "
-        "none runs them here, one at a time",
+        "none runs them here, one at a time (default: none)",
     )
     workers = sub.add_parser(
         "workers", help="start local cosmic-ray http workers, each in its own copy of the tree"
     )
-    workers.add_argument("--count", type=int, default=2)
-    workers.add_argument("--base-port", type=int, default=9876)
-    workers.add_argument("--host", default="127.0.0.1", help="the address the workers listen on")
+    workers.add_argument(
+        "--count",
+        type=process_count,
+        default=2,
+        metavar="N",
+        help="workers to start (default: %(default)s)",
+    )
+    workers.add_argument(
+        "--base-port",
+        type=int,
+        default=9876,
+        metavar="PORT",
+        help="the first worker's port; the others take the next ones (default: %(default)s)",
+    )
+    workers.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address the workers listen on (default: %(default)s)",
+    )
     judge = sub.add_parser("judge", help="(run by a worker) judge the mutant in place here")
-    judge.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
+    judge.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help="seconds the judgement may take (default: %(default)s)",
+    )
     sub.add_parser("fingerprint", help="(run by a worker) describe this copy of the tree")
     sample = sub.add_parser("sample", help="pick the fixed CI sample from a run's kills")
-    sample.add_argument("--report-json", type=Path, default=DEFAULT_JSON)
-    sample.add_argument("--size", type=int, default=CI_SAMPLE_SIZE)
-    sample.add_argument("--seed", type=int, default=TRIAGED_SEED)
-    sample.add_argument("--out", type=Path, default=SAMPLE_PATH, help="sample file")
+    sample.add_argument(
+        "--report-json",
+        type=Path,
+        default=DEFAULT_JSON,
+        metavar="PATH",
+        help="the run's JSON report (default: %(default)s)",
+    )
+    sample.add_argument(
+        "--size",
+        type=process_count,
+        default=CI_SAMPLE_SIZE,
+        metavar="N",
+        help="mutants in the sample (default: %(default)s)",
+    )
+    sample.add_argument(
+        "--seed",
+        type=int,
+        default=TRIAGED_SEED,
+        help="the seed of the sample's draw (default: %(default)s, the triaged run's)",
+    )
+    sample.add_argument(
+        "--out",
+        type=Path,
+        default=SAMPLE_PATH,
+        metavar="PATH",
+        help="the sample file (default: the packaged mutation_sample.json)",
+    )
     report = sub.add_parser("report", help="re-tabulate a run's JSON with the current triage")
-    report.add_argument("--report-md", type=Path, default=DEFAULT_MD)
-    report.add_argument("--report-json", type=Path, default=DEFAULT_JSON)
+    report.add_argument(
+        "--report-md",
+        type=Path,
+        default=DEFAULT_MD,
+        metavar="PATH",
+        help="where the Markdown table goes (default: %(default)s)",
+    )
+    report.add_argument(
+        "--report-json",
+        type=Path,
+        default=DEFAULT_JSON,
+        metavar="PATH",
+        help="the run's JSON report (default: %(default)s)",
+    )
     triage = sub.add_parser("render-triage", help="write docs/mutation-triage.md")
-    triage.add_argument("--out", type=Path, default=DEFAULT_TRIAGE_MD)
+    triage.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_TRIAGE_MD,
+        metavar="PATH",
+        help="where the page goes (default: %(default)s)",
+    )
     return parser
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance._stop import GENERATED_MARK
-from conformance.arguments import base_arguments, process_count
+from conformance.arguments import OneLineParser, add_version, base_arguments, process_count
 from conformance.catalog import SHOULD, load_catalog
 from conformance.selftest import collection, pool
 from conformance.selftest import strip as stripping
@@ -264,15 +264,36 @@ def _strip_tables(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m conformance.selftest``: list mutants, serve one as a driver, or self-test."""
-    parser = argparse.ArgumentParser(prog="python -m conformance.selftest")
+    parser = OneLineParser(
+        prog="python -m conformance.selftest",
+        description="The mutant catalog: list it, serve one mutant as a driver, or run the suite "
+        "against the mutants (every one must be caught).",
+    )
+    add_version(parser)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("list", help="print the catalog")
     serve = commands.add_parser("driver", help="serve a mutant over driver protocol v1")
-    serve.add_argument("name")
+    serve.add_argument("name", help="the mutant to serve (see the list command)")
     run = commands.add_parser("selftest", help="run the suite against the mutants")
-    run.add_argument("names", nargs="*")
-    run.add_argument("--via", choices=("catalog", "inprocess", "driver"), default="catalog")
-    run.add_argument("--broad", action="store_true")
+    run.add_argument(
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help="the mutants to run (default: every mutant of the catalog)",
+    )
+    run.add_argument(
+        "--via",
+        choices=("catalog", "inprocess", "driver"),
+        default="catalog",
+        help="how each mutant is reached: the path its catalog entry names (catalog, the "
+        "default), in process, or behind the reference driver in a subprocess",
+    )
+    run.add_argument(
+        "--broad",
+        action="store_true",
+        help="run every check against each mutant, not only those of the requirement it "
+        "breaks (default: off)",
+    )
     run.add_argument(
         "--jobs",
         type=process_count,
