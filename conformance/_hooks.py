@@ -42,7 +42,7 @@ from conformance.report import (
     RequirementInfo,
     RunData,
     build_report,
-    summary_lines,
+    summary_rows,
     write_json,
     write_markdown,
 )
@@ -213,6 +213,10 @@ class ConformanceHooks:
         )
         state.narrowed = tuple(narrowing.describe(config, state.selection))
         self._selecting = False
+        if state.active and short_tracebacks(config):
+            # A failing check's cause is its requirement message; the suite's own frames say
+            # nothing more. -v or an explicit --tb brings back pytest's long form.
+            config.option.tbstyle = "short"
         config.stash[STATE_KEY] = state
 
     @property
@@ -471,6 +475,7 @@ class ConformanceHooks:
             result.failed = named
             result.leak = isinstance(error, LeakError)
             result.detail = self._redact(item, error.detail)
+            lead_with(report, f"{', '.join(named)}: {result.detail}")
         else:
             musts = tuple(
                 rid
@@ -616,13 +621,20 @@ class ConformanceHooks:
         assert EXIT_CODES[report["verdict"]] in (0, 1, 2)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        """Print one row per requirement, then the verdict."""
+        """Print the verdict, what needs attention, the rest, and the verdict again.
+
+        Colours go through the reporter's own markup, so pytest's ``--color`` and ``NO_COLOR``
+        decide whether they show.
+        """
         report = self.state.report
         if report is None:
             return
         terminalreporter.section("secret-reference conformance")
-        for line in summary_lines(report, self._run_canaries()):
-            terminalreporter.write_line(line)
+        for line in summary_rows(report, self._run_canaries()):
+            markup: dict[str, bool] = {}
+            if line.colour is not None:
+                markup = {line.colour: True, "bold": line.text.startswith("verdict:")}
+            terminalreporter.write_line(line.text, **markup)
 
 
 def _junit_properties(config: pytest.Config, report: dict[str, Any]) -> None:
@@ -651,6 +663,35 @@ def _junit_properties(config: pytest.Config, report: dict[str, Any]) -> None:
     for item in report["requirements"]:
         counts = ", ".join(f"{key} {value}" for key, value in item["counts"].items())
         writer.add_global_property(f"requirement:{item['id']}", f"{item['outcome']} ({counts})")
+
+
+def short_tracebacks(config: pytest.Config) -> bool:
+    """Return whether failures are shown short: neither ``-v`` nor ``--tb`` was given."""
+    if getattr(config.option, "tbstyle", "auto") != "auto":
+        return False
+    for argument in config.invocation_params.args:
+        text = str(argument)
+        if text == "--verbose" or (text.startswith("-v") and set(text[1:]) == {"v"}):
+            return False
+    return True
+
+
+def lead_with(report: pytest.TestReport, message: str) -> None:
+    """Put ``message`` (the requirement and why) before a failure's traceback.
+
+    The traceback stays pytest's own object, so its crash line, its serialization to a parallel
+    run's controller and the JUnit writer's message are untouched.
+    """
+    longrepr = report.longrepr
+    chain = getattr(longrepr, "chain", None)
+    if chain:
+        try:
+            from _pytest._code.code import ReprEntryNative
+        except ImportError:  # pytest moved it: the traceback alone still says it
+            return
+        chain[0][0].reprentries.insert(0, ReprEntryNative([escape_controls(message) + "\n"]))
+    elif isinstance(longrepr, str):
+        report.longrepr = escape_controls(message) + "\n\n" + longrepr
 
 
 def _first_line(report: pytest.TestReport) -> str:

@@ -157,6 +157,7 @@ def fail(requirements: str | Sequence[str], detail: str) -> NoReturn:
         RequirementError: Always, unless the failure rests on an unlearned disposition.
         pytest.skip.Exception: It does: ``requirements`` are unchecked, never failed.
     """
+    __tracebackhide__ = True  # the failure is the check's, not this helper's
     if _unlearned(requirements):
         pytest.skip(UNLEARNED_REASON)
     raise RequirementError(requirements, detail)
@@ -176,6 +177,7 @@ def require(condition: bool, requirements: str | Sequence[str], detail: str) -> 
             (:class:`UnlearnedDisposition`) and is false: ``requirements`` are unchecked. When
             it holds they are unchecked too, and the check goes on.
     """
+    __tracebackhide__ = True  # the failure is the check's, not this helper's
     if _unlearned(requirements):
         if not condition:
             pytest.skip(UNLEARNED_REASON)
@@ -195,6 +197,7 @@ def should(condition: bool, requirement: str, detail: str) -> bool:
     Raises:
         RequirementError: ``condition`` is false and no check is recording.
     """
+    __tracebackhide__ = True  # the failure is the check's, not this helper's
     if _unlearned(requirement):
         return condition
     if not condition:
@@ -237,4 +240,5 @@ def not_applicable(reason: str) -> NoReturn:
     Raises:
         pytest.skip.Exception: Always, with a reason the reports count as not applicable.
     """
+    __tracebackhide__ = True  # the failure is the check's, not this helper's
     pytest.skip(NOT_APPLICABLE_PREFIX + reason)

@@ -19,14 +19,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
-from conformance import __version__
+from conformance import __version__, report_views
 from conformance.canary import Canary, Guarded, issued_canaries, redact_runs, run_window_index
-from conformance.expectations import summary as expectations_summary
-from conformance.inert import escape_controls, map_strings, markdown_code, markdown_text
+from conformance.inert import map_strings
 from conformance.kernel import (
     BASELINED,
     CONFORMANT,
-    COUNT_KEYS,
     DECLARED,
     EXCLUDED,
     EXIT_CODES,
@@ -42,16 +40,15 @@ from conformance.kernel import (
     Decision,
     Expectations,
     Inputs,
-    Outcome,
     RequirementInfo,
     RequirementResult,
     decide,
     requirement_outcomes,
     run_scopes,
     unchecked_musts,
-    verdict_line,
 )
 from conformance.outcomes import HardeningRow
+from conformance.report_views import unchecked_lines, verdict_text
 
 __all__ = [
     "BASELINED",
@@ -78,6 +75,8 @@ __all__ = [
     "requirement_outcomes",
     "run_scopes",
     "summary_lines",
+    "summary_rows",
+    "unchecked_lines",
     "unchecked_musts",
     "verdict_text",
     "write_json",
@@ -86,25 +85,6 @@ __all__ = [
 
 #: The report format this module writes.
 REPORT_FORMAT: Final = "secref-conformance-report/1"
-
-#: Outcome order for the summary, worst first.
-_SEVERITY: Final = (
-    Outcome.FAIL.value,
-    Outcome.UNEXPECTED_PASS.value,
-    Outcome.ERROR.value,
-    BASELINED,
-    Outcome.BASELINED.value,
-    Outcome.FLAKY.value,
-    Outcome.NON_STRICT.value,
-    Outcome.ACCEPTED.value,
-    UNCHECKED,
-    Outcome.SKIPPED.value,
-    Outcome.PASS.value,
-    NOT_APPLICABLE,
-    NOT_CHECKED,
-    NOT_SELECTED,
-    EXCLUDED,
-)
 
 
 def hardening_table(rows: Iterable[HardeningRow]) -> list[dict[str, Any]]:
@@ -178,24 +158,6 @@ class RunData:
     def verdict(self) -> str:
         """Return the run's verdict."""
         return self.decide().verdict
-
-
-def verdict_text(report: Mapping[str, Any]) -> str:
-    """Return the verdict line the kernel wrote into ``report``.
-
-    A report saved before the line was stored has it rebuilt from the same fields, by the
-    kernel's own :func:`~conformance.kernel.verdict_line`.
-    """
-    line = report.get("verdictLine")
-    if isinstance(line, str):
-        return line
-    return verdict_line(
-        str(report["verdict"]),
-        declared=len(report.get("unchecked", {}).get("declared", ())),
-        selection=report.get("selection") or (),
-        narrowed=report.get("narrowed") or (),
-        stopped=report.get("stopped"),
-    )
 
 
 def build_report(run: RunData) -> dict[str, Any]:
@@ -321,116 +283,10 @@ def write_json(
     target.write_text(text + "\n", encoding="utf-8")
 
 
-def _cell(text: object) -> str:
-    """Host or suite text for Markdown running text or a table cell, made inert."""
-    return markdown_text(str(text))
-
-
 def render_markdown(report: Mapping[str, Any]) -> str:
-    """Return the Markdown report of a JSON report.
-
-    Every text is escaped where it is written (:mod:`conformance.inert`): none can add a line,
-    a tag, an HTML comment or a verdict.
-    """
-    host = report["host"]
-    capabilities = host.get("capabilities") or []
-    lines = [
-        "# Conformance report",
-        "",
-        f"- Verdict: **{_cell(verdict_text(report))}** (exit code {int(report['exitCode'])})",
-        f"- Host: {_cell(host.get('name'))} {_cell(host.get('version'))} "
-        f"({_cell(host.get('language'))})",
-        "- Capabilities: " + (", ".join(_cell(item) for item in capabilities) or "none"),
-        f"- Suite: {_cell(report['suite']['name'])} {_cell(report['suite']['version'])}",
-        f"- Vectors digest: {markdown_code(str(report['vectorsDigest']))}",
-        f"- Started: {_cell(report['started'])}, took {report['durationS']} s",
-        "",
-    ]
-    if report["problems"]:
-        lines += ["## Harness problems", ""]
-        lines += [f"- {_cell(problem)}" for problem in report["problems"]]
-        lines.append("")
-    lines += _unchecked_section(report)
-    counts = report["summary"]["requirements"]
-    lines += [
-        "## Requirements",
-        "",
-        "Outcomes: " + ", ".join(f"{name} {counts[name]}" for name in _SEVERITY if name in counts),
-        "",
-        "Checks counts each requirement's checks as passed, failed, errored, skipped, and run "
-        "without being able to judge it (unchecked).",
-        "",
-        "| ID | Level | Outcome | Checks (pass/fail/error/skipped/unchecked) | Note |",
-        "|---|---|---|---|---|",
-    ]
-    for item in report["requirements"]:
-        note = ", ".join(item["alternatives"]) or "; ".join(item["details"][:2])
-        lines.append(
-            f"| {_cell(item['id'])} | {_cell(item['level'])} | {_cell(item['outcome'])} "
-            f"| {_count_cell(item)} | {_cell(note)} |"
-        )
-    shown = ("fail", "error", "unexpected-pass", "baselined", "flaky")
-    failing = [check for check in report["checks"] if check["outcome"] in shown]
-    if failing:
-        lines += ["", "## Failing checks", "", "| Check | Outcome | Requirements | Detail |"]
-        lines.append("|---|---|---|---|")
-        for check in failing:
-            lines.append(
-                f"| {markdown_code(check['id'])} | {_cell(check['outcome'])} | "
-                f"{_cell(', '.join(check['failedRequirements']))} "
-                f"| {_cell(check['detail'] or '')} |"
-            )
-    applied = report.get("expectations")
-    if applied:
-        lines += ["", "## Expectations", ""]
-        lines += [f"- {_cell(line)}" for line in expectations_summary(applied)]
-        lines += [f"- unused entry: {_cell(entry)}" for entry in applied["unused"]]
-    lines += ["", "## Hardening (decisions R5.6: reported, never a failure)", ""]
-    if report["hardening"]:
-        lines += ["| Form | Surface | Scrubbed | Kept |", "|---|---|---|---|"]
-        for row in report["hardening"]:
-            lines.append(
-                f"| {_cell(row['form'])} | {_cell(row['surface'])} | {int(row['scrubbed'])} "
-                f"| {int(row['kept'])} |"
-            )
-    else:
-        lines.append("No hardening form was looked for in this run.")
-    return "\n".join(lines) + "\n"
-
-
-def _count_cell(item: Mapping[str, Any]) -> str:
-    counts = item.get("counts") or {}
-    return "/".join(str(counts.get(key, 0)) for key in COUNT_KEYS)
-
-
-def unchecked_lines(report: Mapping[str, Any]) -> list[str]:
-    """Return one line per unchecked MUST, undeclared first, each with why (decisions S1.2)."""
-    unchecked = report.get("unchecked") or {}
-    lines = [
-        f"unchecked MUST {item['id']}: {'; '.join(item['reasons'][:3])}"
-        for item in unchecked.get("undeclared", ())
-    ]
-    lines += [
-        f"unchecked MUST {item['id']} (declared: {item['declaration']}): "
-        f"{'; '.join(item['reasons'][:3])}"
-        for item in unchecked.get("declared", ())
-    ]
-    return lines
-
-
-def _unchecked_section(report: Mapping[str, Any]) -> list[str]:
-    lines = unchecked_lines(report)
-    if not lines:
-        return []
-    return [
-        "## Unchecked MUSTs",
-        "",
-        "The suite could not see what these requirements need, so it certifies none of them "
-        "(decisions S1.2).",
-        "",
-        *[f"- {_cell(line)}" for line in lines],
-        "",
-    ]
+    """Return the Markdown report of a JSON report, verdict first
+    (:func:`conformance.report_views.markdown`)."""
+    return report_views.markdown(report)
 
 
 def write_markdown(
@@ -443,47 +299,17 @@ def write_markdown(
     target.write_text(render_markdown(redacted(report, canaries)), encoding="utf-8")
 
 
-def summary_lines(report: Mapping[str, Any], canaries: Sequence[Canary] | None = None) -> list[str]:
-    """Return the terminal summary: one row per requirement, then the verdict.
+def summary_rows(
+    report: Mapping[str, Any], canaries: Sequence[Canary] | None = None
+) -> list[report_views.Line]:
+    """Return the terminal summary, verdict first and last, each line with its colour.
 
     Each line is redacted and has its control characters shown as escapes, so host text cannot
     move the cursor, recolour the terminal or start a line of its own.
     """
-    report = redacted(report, canaries)
-    rows = [
-        (
-            item["id"],
-            item["level"],
-            item["outcome"],
-            _count_cell(item),
-            ", ".join(item["alternatives"]),
-        )
-        for item in report["requirements"]
-    ]
-    lines = [
-        "p/f/e/s/u counts the checks citing a requirement that passed, failed, errored, were "
-        "skipped, and ran without being able to judge it",
-        f"{'requirement':<12} {'level':<8} {'outcome':<21} {'p/f/e/s/u':<10} note",
-    ]
-    lines += [
-        f"{rid:<12} {level:<8} {outcome:<21} {counts:<10} {note}".rstrip()
-        for rid, level, outcome, counts, note in rows
-    ]
-    counts = report["summary"]["requirements"]
-    lines.append(
-        "requirements: "
-        + ", ".join(f"{counts[name]} {name}" for name in _SEVERITY if name in counts)
-    )
-    checks = report["summary"]["checks"]
-    lines.append(
-        "checks: " + ", ".join(f"{count} {name}" for name, count in sorted(checks.items()))
-    )
-    kept = sum(row["kept"] for row in report["hardening"])
-    lines.append(f"hardening: {len(report['hardening'])} rows, {kept} forms kept (never a failure)")
-    if report.get("expectations"):
-        lines.extend(expectations_summary(report["expectations"]))
-    for problem in report["problems"]:
-        lines.append(f"harness problem: {problem}")
-    lines.extend(unchecked_lines(report))
-    lines.append(f"verdict: {verdict_text(report)} (exit code {report['exitCode']})")
-    return [escape_controls(line) for line in lines]
+    return report_views.terminal_lines(redacted(report, canaries))
+
+
+def summary_lines(report: Mapping[str, Any], canaries: Sequence[Canary] | None = None) -> list[str]:
+    """Return the terminal summary's lines, without colour (:func:`summary_rows`)."""
+    return [line.text for line in summary_rows(report, canaries)]

@@ -294,10 +294,15 @@ def assert_renderers_agree(inputs: Inputs, decision: Decision) -> None:
     assert (report["verdict"], report["exitCode"]) == (decision.verdict, decision.exit_code)
     assert report["verdictLine"] == decision.line
     terminal = summary_lines(report, canaries=[])
-    assert terminal[-1] == f"verdict: {decision.line} (exit code {decision.exit_code})"
+    # The terminal starts and ends with the verdict; no other line of it says one.
+    said = f"verdict: {decision.line} (exit code {decision.exit_code})"
+    assert terminal[0] == terminal[-1] == said
+    assert [line for line in terminal if line.startswith("verdict:")] == [said, said]
     markdown = render_markdown(report)
-    shown = re.search(r"^- Verdict: \*\*(.*)\*\* \(exit code (\d)\)$", markdown, re.MULTILINE)
-    assert shown is not None
+    # The Markdown's first item is the verdict.
+    first = next(line for line in markdown.splitlines() if line.startswith("- "))
+    shown = re.fullmatch(r"- Verdict: \*\*(.*)\*\* \(exit code (\d)\)", first)
+    assert shown is not None, first
     assert shown.group(1).replace("\\", "") == decision.line
     assert int(shown.group(2)) == decision.exit_code
     assert _junit_verdict(report) == (decision.exit_code != 0, decision.line)
