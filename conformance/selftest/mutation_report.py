@@ -11,6 +11,7 @@ the figures that lean on it further are printed below them, labelled.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -39,6 +40,16 @@ VERDICTS: Final = (
 #: moves the host to another behaviour an EITHER ruling allows. The observable rate sets them
 #: aside; the plain rate does not.
 UNKILLABLE: Final = frozenset({"internal-only", "either-choice"})
+
+#: How an either-choice entry cites the ruling that allows the behaviour: ``decisions R3.4``.
+RULING_CITATION: Final = re.compile(r"\bdecisions R\d+\.\d+\b")
+
+#: An argument of equivalence that leans on a bound ("up to 256", "below 64", "at most 16")
+#: holds for part of the input range only: equivalence is argued for all of it.
+BOUNDED_ARGUMENT: Final = re.compile(
+    r"\b(?:up to|below|under|at most|no more than|as long as)\s+(?:[a-z-]+\s+){0,3}\d",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +114,29 @@ def load_triage(path: Path | None = None) -> list[TriageEntry]:
             raise ValueError(f"a triage entry for {entry.module} has no reason")
         entries.append(entry)
     return entries
+
+
+def hygiene(triage: Sequence[TriageEntry]) -> list[str]:
+    """What is wrong with the triage file's arguments, beyond its form.
+
+    An either-choice entry must cite the ruling that allows the behaviour
+    (``RULING_CITATION``); an equivalent entry may not lean on a bound of the input range or of
+    a configuration (``BOUNDED_ARGUMENT``), since a host configured past the bound differs.
+
+    Args:
+        triage: the triage file's entries.
+
+    Returns:
+        One line per problem, naming the module, the operator and the line; empty when none.
+    """
+    problems: list[str] = []
+    for e in triage:
+        where = f"{e.module} {e.operator} `{e.before}`"
+        if e.verdict == "either-choice" and not RULING_CITATION.search(e.reason):
+            problems.append(f"{where}: either-choice cites no ruling (e.g. decisions R3.4)")
+        if e.verdict == "equivalent" and (bound := BOUNDED_ARGUMENT.search(e.reason)):
+            problems.append(f"{where}: equivalence argued only {bound.group(0)!r}")
+    return problems
 
 
 def _md_cell(text: str) -> str:

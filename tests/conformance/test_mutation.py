@@ -99,6 +99,26 @@ def test_triage_file_is_well_formed() -> None:
         assert entry.reason
 
 
+def test_triage_arguments_hold_for_every_input_and_cite_their_rulings() -> None:
+    """Every either-choice survivor cites its ruling; no equivalence leans on a bound."""
+    assert mutation_report.hygiene(TRIAGE) == []
+
+
+@pytest.mark.parametrize(
+    ("verdict", "reason"),
+    [
+        ("either-choice", "Both are legal under GRAM-007 (EITHER)."),
+        ("either-choice", "The alternative of FENCE-005 (R3.4, v1.2)."),
+        ("equivalent", "Identity and equality agree for any pending limit up to 256."),
+        ("equivalent", "The two agree below 64 references."),
+    ],
+)
+def test_triage_hygiene_finds_a_bad_argument(verdict: str, reason: str) -> None:
+    """An either-choice without a ruling, or an equivalence up to a bound, is found."""
+    entry = mutation_report.TriageEntry("_scan", "core/AddNot", "a", "b", verdict, reason)
+    assert len(mutation_report.hygiene([entry])) == 1
+
+
 def test_triage_page_is_current() -> None:
     """docs/mutation-triage.md is what render-triage makes of the triage file."""
     page = (REPO / mutation.DEFAULT_TRIAGE_MD).read_text("utf-8")
