@@ -123,14 +123,14 @@ def load(path: str | Path) -> Expectations:
         raise
     except json.JSONDecodeError as error:
         raise ExpectationsError(
-            f"{target}: line {error.lineno} column {error.colno}: {error.msg}"
+            f"{target} is not valid JSON: line {error.lineno} column {error.colno}: {error.msg}"
         ) from error
     except ValueError as error:
         raise ExpectationsError(f"{target} is not valid JSON or YAML: {error}") from error
     except Exception as error:  # RecursionError, MemoryError, and yaml's errors
         where = _yaml_mark(error)
         if where is not None:
-            raise ExpectationsError(f"{target}: {where}") from error
+            raise ExpectationsError(f"{target} is not valid YAML: {where}") from error
         raise ExpectationsError(f"{target} cannot be decoded ({type(error).__name__})") from error
     try:
         return parse(document, str(target))
