@@ -249,7 +249,7 @@ def _problem_checks(checks: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]
     other: dict[str, list[str]] = {}
     for check in checks:
         unjudged = {entry["requirement"] for entry in check.get("unchecked", ())}
-        for rid in check["requirements"]:
+        for rid in check.get("requirements") or ():
             if rid in check.get("failedRequirements", ()):
                 failed.setdefault(rid, []).append(check["id"])
             elif rid in unjudged or check["outcome"] in _UNJUDGED:
@@ -303,7 +303,9 @@ def causes(checks: Iterable[Mapping[str, Any]]) -> list[tuple[str, str, list[str
             continue
         ids, rids = groups.setdefault((check["outcome"], check.get("detail") or ""), ([], {}))
         ids.append(check["id"])
-        rids.update(dict.fromkeys(check.get("failedRequirements") or check["requirements"]))
+        rids.update(
+            dict.fromkeys(check.get("failedRequirements") or check.get("requirements") or ())
+        )
     ordered = sorted(groups.items(), key=lambda entry: -len(entry[1][0]))
     return [(outcome, cause, ids, list(rids)) for (outcome, cause), (ids, rids) in ordered]
 

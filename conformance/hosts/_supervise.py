@@ -183,6 +183,11 @@ class Supervised:
             left = self.tree()
             if not left:
                 break
+        if self.pid not in left:
+            # The adapter may have died between the last reap and the last look: reap it now
+            # (a zombie is reaped at once), so no Popen is collected while it seems to run.
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(KILL_WAIT_SECONDS)
         return len(left)
 
     def _reap(self, seconds: float) -> None:
