@@ -14,17 +14,16 @@ Hypothesis prints the shrunk steps as the reproducer; steps hold ids and labels,
 
 from __future__ import annotations
 
-import os
+import functools
 import queue
-import random
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
-from hypothesis import HealthCheck, Phase, seed, settings
+from hypothesis import seed
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -38,6 +37,15 @@ from conformance.canary import CallRecord, Detector, Mint, guarded_values, visib
 from conformance.host import Answer, CallResult, Control, HostConfig, HostUnderTest, PendingCall
 from conformance.hosts.subprocess import SubprocessHost
 from conformance.model import compare, world
+from conformance.model.budget import (
+    CI_SEED,
+    SHRINK_BUDGET_S,
+    Step,
+    Tally,
+    budget,
+    shrink,
+    step_line,
+)
 from conformance.model.compare import Call, Held
 from conformance.outcomes import LeakError, RequirementError, accept, should
 from conformance.scenario import (
@@ -48,17 +56,6 @@ from conformance.scenario import (
     scrubbing_of,
 )
 from conformance.via import MCP
-
-#: The CI budget: a fixed seed, examples and steps (docs/conformance.md, "The model check").
-CI_SEED: Final = 20_240_617
-CI_EXAMPLES: Final = 25
-STEPS: Final = 20
-#: The budget when the caller needs only the verdict (``--stop-when-decided``: the self-test
-#: and the mutation runner).
-VERDICT_EXAMPLES: Final = 6
-#: Raises the budget and draws a fresh seed (campaign mode); ``SECREF_MODEL_SEED`` replays one.
-EXAMPLES_ENV: Final = "SECREF_MODEL_EXAMPLES"
-SEED_ENV: Final = "SECREF_MODEL_SEED"
 
 #: How long the operator waits before a delayed answer, and past the timeout for a late one.
 DELAY_S: Final = 0.05
@@ -71,6 +68,8 @@ ANSWERS: Final = (
     Answer.TRUST_PROVIDER,
     Answer.TRUST_SESSION,
 )
+#: The answers that approve a call.
+APPROVING: Final = tuple(answer for answer in ANSWERS if answer is not Answer.DENY)
 
 #: One control action: its method name and arguments, as the reproducer prints it.
 Action = tuple[Any, ...]
@@ -78,7 +77,6 @@ Action = tuple[Any, ...]
 
 def _actions(capabilities: frozenset[str]) -> st.SearchStrategy[Action]:
     targets = st.sampled_from(world.TARGETS)
-    tools = st.sampled_from(world.TOOL_NAMES)
     options: list[st.SearchStrategy[Action]] = []
     offered = {
         "revoke": targets.map(lambda t: ("revoke", *t)),
@@ -92,7 +90,8 @@ def _actions(capabilities: frozenset[str]) -> st.SearchStrategy[Action]:
                 (("secret.read",), (), ("secret.read", world.GATE_PERMISSION), ("secret.read",))
             ),
         ).map(lambda p: ("set_permissions", *p)),
-        "trust_session": tools.map(lambda t: ("trust_session", t)),
+        # The tools calls name, as often as they are named: a trust that no call meets is lost.
+        "trust_session": st.sampled_from(world.CALLED).map(lambda t: ("trust_session", t)),
         "set_yolo": st.booleans().map(lambda b: ("set_yolo", b)),
         "kill": st.sampled_from((world.ECHO_NAME, world.AUX.name)).map(lambda t: ("kill", t)),
     }
@@ -100,6 +99,52 @@ def _actions(capabilities: frozenset[str]) -> st.SearchStrategy[Action]:
         if CONTROL_CAPABILITIES[method] in capabilities:
             options.append(strategy)
     return st.one_of(options) if options else st.nothing()
+
+
+def _fence_actions(capabilities: frozenset[str]) -> st.SearchStrategy[Action]:
+    """The controls the fence must see while a prompt is open (decisions R3.4): a revocation, a
+    reset, a saved DENY, a lost ``secret.read``, each for what calls name most."""
+    near = st.sampled_from((world.TARGETS[3], world.TARGETS[0], world.TARGETS[1]))
+    offered = {
+        "revoke": near.map(lambda t: ("revoke", *t)),
+        "reset": st.just(("reset",)),
+        "save_rule": near.map(lambda t: ("save_rule", *t, "DENY")),
+        "set_permissions": st.just(("set_permissions", False, ())),
+    }
+    options = [s for m, s in offered.items() if CONTROL_CAPABILITIES[m] in capabilities]
+    return st.one_of(options) if options else st.nothing()
+
+
+#: The trusts a host can grant a tool at run time, by the control that grants them.
+_GRANTS: Final[Mapping[str, Callable[[str], Action]]] = {
+    "trust-session": lambda tool: ("trust_session", tool),
+    "yolo": lambda _tool: ("set_yolo", True),
+    "allow-rule": lambda tool: ("save_rule", "tool", tool, "ALLOW"),
+}
+_GRANT_NEEDS: Final = {
+    "trust-session": "control.trust-session",
+    "yolo": "control.set-yolo",
+    "allow-rule": "control.save-rule",
+}
+
+
+Method = TypeVar("Method", bound=Callable[..., None])
+
+
+def _traced(method: Method) -> Method:
+    """Count a rule's steps in the run's tally, and note a failure with its steps."""
+
+    @functools.wraps(method)
+    def step(self: Any, **arguments: Any) -> None:
+        tally: Tally = self.tally
+        tally.step(method.__name__, arguments)
+        try:
+            method(self, **arguments)
+        except Exception:
+            tally.failed()
+            raise
+
+    return step  # type: ignore[return-value]
 
 
 def _apply(control: Control, action: Action) -> None:
@@ -199,12 +244,14 @@ class Context:
         model: The reference host the host is compared with.
         noted: The EITHER alternatives and SHOULD notes already reported, reported once.
         seed: The campaign seed, or ``None`` in CI.
+        tally: The run's examples and steps, and its shortest failure.
     """
 
     host: RecordingHost
     model: HostUnderTest
     noted: set[tuple[str, str]] = field(default_factory=set)
     seed: int | None = None
+    tally: Tally = field(default_factory=Tally)
 
 
 def machine_for(context: Context) -> type[RuleBasedStateMachine]:
@@ -215,26 +262,36 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
     sees.update({cap: cap in capabilities for cap in _SURFACES})
     visible = visible_surfaces(capabilities)
     actions = _actions(capabilities)
+    fence_actions = _fence_actions(capabilities)
+    grants = tuple(name for name in _GRANTS if _GRANT_NEEDS[name] in capabilities)
     exact_raw = context.host.path != MCP
+    answered = st.builds(
+        Plan, when=st.sampled_from(("at-once", "delayed")), answer=st.sampled_from(ANSWERS)
+    )
+    # Controls while the prompt is open, the fence's likeliest, then an answer that approves
+    # most often: the moment a fence fault shows (decisions R3.4).
+    acting = st.builds(
+        Plan,
+        when=st.just("acting"),
+        answer=st.sampled_from((Answer.APPROVE, *ANSWERS)),
+        actions=st.lists(st.one_of(fence_actions, actions), min_size=1, max_size=3).map(tuple),
+    )
     plans = st.one_of(
-        st.builds(
-            Plan, when=st.sampled_from(("at-once", "delayed")), answer=st.sampled_from(ANSWERS)
-        ),
+        answered,
+        answered,
         st.builds(Plan, when=st.sampled_from(("never", "late"))),
-        st.builds(
-            Plan,
-            when=st.just("acting"),
-            answer=st.sampled_from((Answer.APPROVE, *ANSWERS)),
-            actions=st.lists(actions, min_size=1, max_size=3).map(tuple),
-        ),
-        *([st.just(Plan("held"))] * 3 if can_start else []),
+        acting,
+        acting,
+        *([st.just(Plan("held"))] * 2 if can_start else []),
     )
 
     class ModelMachine(RuleBasedStateMachine):
         """A host and the model, driven alike and compared after every step."""
 
         def __init__(self) -> None:
+            context.tally.begin()
             super().__init__()
+            self.tally = context.tally
             self.held = Held()
             self.open: list[_Open] = []
             self.cursors = (_Cursor(), _Cursor())
@@ -250,24 +307,65 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 absent="vault.absent" in capabilities,
                 failing="vault.failing" in capabilities,
                 store_failing="policy.store-failing" in capabilities,
-            )
+            ),
+            before=st.lists(actions, max_size=2).map(tuple),
         )
-        def configure(self, setup: world.Setup) -> None:
-            """Configure both hosts afresh with one drawn configuration."""
+        @_traced
+        def configure(self, setup: world.Setup, before: tuple[Action, ...]) -> None:
+            """Configure both hosts afresh with one drawn configuration, then apply ``before``:
+            the controls a host meets before its first call."""
             self.config = setup.config(Mint())
             self.short = setup.short_timeout
             context.host.reset(self.config)
             context.model.reset(self.config)
+            for action in before:
+                self._control(action)
 
         # --- steps --------------------------------------------------------------------------
 
         @rule(
             tool=st.sampled_from((*world.CALLED, *world.CALLED, *world.CALLED_RARELY)),
-            members=st.lists(world.items(), min_size=2, max_size=4).map(tuple),
+            members=world.members(),
             plan=plans,
         )
+        @_traced
         def invoke(self, tool: str, members: tuple[world.Item, ...], plan: Plan) -> None:
             """Make one call; its prompt is answered by ``plan``."""
+            self._invoke(tool, members, plan)
+
+        @rule(
+            tool=st.sampled_from(world.FENCED),
+            members=world.several(),
+            action=fence_actions,
+            answer=st.sampled_from(APPROVING),
+        )
+        @_traced
+        def invoke_fenced(
+            self, tool: str, members: tuple[world.Item, ...], action: Action, answer: Answer
+        ) -> None:
+            """Make a call with several references whose open prompt meets one of the fence's
+            controls, then approve it: the moment a fence fault shows, drawn on purpose rather
+            than left to a mixed draw (decisions R3.4)."""
+            self._invoke(tool, members, Plan("acting", answer, (action,)))
+
+        @precondition(lambda _self: bool(grants))
+        @rule(
+            grant=st.sampled_from(grants or ("",)),
+            tool=st.sampled_from(world.FENCED),
+            members=world.narrow(),
+            plan=answered,
+        )
+        @_traced
+        def invoke_granted(
+            self, grant: str, tool: str, members: tuple[world.Item, ...], plan: Plan
+        ) -> None:
+            """Grant the tool a trust (session trust, YOLO, an ALLOW rule), then call it with
+            usernames only, one reference, or two fields of one secret: a secret-bearing call
+            is asked whatever the trust (decisions R3.1, R3.2)."""
+            self._control(_GRANTS[grant](tool))
+            self._invoke(tool, members, plan)
+
+        def _invoke(self, tool: str, members: tuple[world.Item, ...], plan: Plan) -> None:
             if self.held.off_model:
                 return
             if plan.when == "held" and (self.short or len(self.open) >= 3):
@@ -318,6 +416,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             delayed=st.booleans(),
             twice=st.booleans(),
         )
+        @_traced
         def answer(self, index: int, answer: Answer, delayed: bool, twice: bool) -> None:
             """Answer a held prompt, at once or after a delay; ``twice`` queues a second answer
             for the same prompt, which a host that asks once never reads."""
@@ -334,8 +433,19 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             self._finished(entry.call, outcome, model_outcome)
 
         @rule(action=actions)
+        @_traced
         def control(self, action: Action) -> None:
             """Apply one control to both hosts, prompts open or not."""
+            self._control(action)
+
+        @precondition(lambda self: bool(self.open))
+        @rule(action=st.one_of(fence_actions, actions))
+        @_traced
+        def control_while_open(self, action: Action) -> None:
+            """Apply one control while a prompt is held open, the fence's controls likeliest."""
+            self._control(action)
+
+        def _control(self, action: Action) -> None:
             failing = self.config is not None and self.config.policy_store == "failing"
             if failing and action[0] == "save_rule":
                 return
@@ -440,39 +550,6 @@ _SURFACES: Final = (
 )
 
 
-def budget(verdict_only: bool) -> tuple[settings, int | None]:
-    """Return the run's settings and, in campaign mode, its seed.
-
-    CI (the default): :data:`CI_EXAMPLES` examples of at most :data:`STEPS` steps from the fixed
-    seed :data:`CI_SEED`, no example database. Under ``--stop-when-decided``,
-    :data:`VERDICT_EXAMPLES`. With ``SECREF_MODEL_EXAMPLES=N``: N examples from a fresh seed,
-    printed, or from ``SECREF_MODEL_SEED`` when it is set.
-    """
-    campaign = os.environ.get(EXAMPLES_ENV, "").strip()
-    examples = VERDICT_EXAMPLES if verdict_only else CI_EXAMPLES
-    chosen: int | None = None
-    if campaign:
-        examples = int(campaign)
-        chosen = int(os.environ.get(SEED_ENV) or random.SystemRandom().randrange(2**32))
-        sys.stderr.write(f"model check campaign: {examples} examples, seed {chosen}\n")
-    return (
-        settings(
-            max_examples=examples,
-            stateful_step_count=STEPS,
-            database=None,
-            deadline=None,
-            derandomize=False,
-            print_blob=False,
-            suppress_health_check=list(HealthCheck),
-            # A caller that needs only the verdict gets the first failure unshrunk.
-            phases=(Phase.explicit, Phase.generate)
-            if verdict_only
-            else (Phase.explicit, Phase.generate, Phase.shrink),
-        ),
-        chosen,
-    )
-
-
 def run_model(host: RecordingHost, *, verdict_only: bool = False) -> Context:
     """Run the model check against ``host``; raise the first divergence, shrunk.
 
@@ -491,17 +568,67 @@ def run_model(host: RecordingHost, *, verdict_only: bool = False) -> Context:
     machine = seed(CI_SEED if chosen_seed is None else chosen_seed)(machine_for(context))
     run: Callable[..., None] = run_state_machine_as_test
     try:
-        run(machine, settings=chosen_settings)
+        try:
+            run(machine, settings=chosen_settings)
+        except Exception as error:
+            if verdict_only or not context.tally.failing:
+                raise
+            raise _shrunk(context, machine, error) from None
     except RequirementError as error:
+        notes = [context.tally.found()]
         if chosen_seed is not None:
-            error.detail = f"{error.detail} (campaign seed {chosen_seed})"
-            error.args = (f"{error.args[0]} (campaign seed {chosen_seed})",)
+            notes.append(f"campaign seed {chosen_seed}")
+        error.detail = f"{error.detail} ({'; '.join(notes)})"
+        error.args = (f"{error.args[0]} ({'; '.join(notes)})",)
         raise
     finally:
         model.close()
     for requirement, alternative in sorted(context.noted):
         accept(requirement, alternative)
     return context
+
+
+def _shrunk(
+    context: Context, machine: type[RuleBasedStateMachine], error: BaseException
+) -> BaseException:
+    """Return the first failure with its steps shrunk (:func:`conformance.model.budget.shrink`)
+    and attached as the reproducer."""
+    tally = context.tally
+    failing = tally.failing
+
+    def replay(steps: Sequence[Step]) -> BaseException | None:
+        tally.replaying = True
+        state: Any = machine()
+        try:
+            for name, arguments in steps:
+                if name in _WHILE_OPEN and not state.open:
+                    continue
+                getattr(state, name)(**arguments)
+        except Exception as failure:
+            return failure
+        finally:
+            state.teardown()
+            tally.replaying = False
+        return None
+
+    started = time.monotonic()
+    steps, shrunk = shrink(failing, error, replay, SHRINK_BUDGET_S)
+    took = time.monotonic() - started
+    shrunk.add_note(
+        f"Reproducer: {len(steps)} of the failing example's {len(failing)} steps, shrunk in "
+        f"{took:.0f} s (at most {SHRINK_BUDGET_S:.0f} s):"
+    )
+    for step in steps:
+        shrunk.add_note(step_line(step))
+    if isinstance(shrunk, LeakError):
+        # The plugin's own sweep rebuilds a leak's error, without its notes: the reproducer
+        # goes to the check's captured output as well.
+        sys.stderr.write("\n".join(getattr(shrunk, "__notes__", ())) + "\n")
+    return shrunk
+
+
+#: The rules that run only while a prompt is held open.
+_WHILE_OPEN: Final = frozenset({"answer", "control_while_open"})
 
 
 __all__ = ["Context", "budget", "machine_for", "run_model", "should"]

@@ -47,6 +47,9 @@ UNREGISTERED: Final = "nowhere"
 CALLED: Final = (RECORDER.name,) * 5 + (ECHO.name, ECHO.name, THROWER.name, AUX.name, AUX.name)
 CALLED_RARELY: Final = (GATED.name, UNREGISTERED)
 
+#: The tools a fenced call names: both of the provider whose rules the fence's controls move.
+FENCED: Final = (RECORDER.name, ECHO.name)
+
 #: The fields a reference may name; ``""`` leaves the field out (the password).
 FIELDS: Final = ("", "password", "username", "notes")
 
@@ -230,6 +233,73 @@ def items() -> st.SearchStrategy[Item]:
         field=st.sampled_from(FIELDS),
         upper=st.sampled_from((False, False, True)),
         shape=st.integers(0, len(_LOOKALIKES) - 1),
+    )
+
+
+def _ref(fields: st.SearchStrategy[str], secret: st.SearchStrategy[int]) -> st.SearchStrategy[Item]:
+    return st.builds(
+        Item, kind=st.just("ref"), secret=secret, field=fields, upper=st.sampled_from((False, True))
+    )
+
+
+def _plain() -> st.SearchStrategy[Item]:
+    return st.builds(Item, kind=st.just("plain"), shape=st.integers(0, 3))
+
+
+def _two_fields() -> st.SearchStrategy[tuple[Item, ...]]:
+    """Two fields of one secret, in either order, now and then beside a plain value."""
+    return st.tuples(
+        st.integers(0, 2),
+        st.lists(st.sampled_from(FIELDS), min_size=2, max_size=2, unique=True),
+        st.booleans(),
+    ).map(
+        lambda p: (
+            *(Item("ref", secret=p[0], field=name) for name in p[1]),
+            *((Item("plain", shape=1),) if p[2] else ()),
+        )
+    )
+
+
+def several() -> st.SearchStrategy[tuple[Item, ...]]:
+    """Return two to four references, of any secrets, each a password or a username: fields
+    every drawn secret holds, so that the call gets as far as its prompt."""
+    fields = st.sampled_from(("", "password", "username"))
+    return st.lists(_ref(fields, st.integers(0, 2)), min_size=2, max_size=4).map(tuple)
+
+
+def narrow() -> st.SearchStrategy[tuple[Item, ...]]:
+    """Return the members of a call a shortcut could wave through: usernames only (one to
+    three), or one reference, or two fields of one secret."""
+    return st.one_of(
+        st.lists(_ref(st.just("username"), st.integers(0, 2)), min_size=1, max_size=3).map(tuple),
+        st.tuples(_ref(st.sampled_from(FIELDS), st.integers(0, 2))),
+        _two_fields(),
+    )
+
+
+def members() -> st.SearchStrategy[tuple[Item, ...]]:
+    """Return one call's members, in one of the roles a reference can take.
+
+    The roles are drawn about equally often: a mix of every kind, the only reference of a
+    call, one of several, two fields of one secret, and usernames only. A fault that shows only
+    with two or more references, or only when every reference is a username, is then met within
+    a few calls, not left to the odds of a mixed draw.
+    """
+    any_field = st.sampled_from(FIELDS)
+    any_secret = st.integers(0, 2)
+    return st.one_of(
+        # A mix of every kind.
+        st.lists(items(), min_size=1, max_size=4).map(tuple),
+        # The only reference of a call, beside plain values or none.
+        st.tuples(_ref(any_field, any_secret), st.lists(_plain(), max_size=2)).map(
+            lambda p: (p[0], *p[1])
+        ),
+        # One of several: two to five references, any secrets and fields.
+        st.lists(_ref(any_field, any_secret), min_size=2, max_size=5).map(tuple),
+        # Two fields of one secret in one call.
+        _two_fields(),
+        # Usernames only: the call a trusted, YOLO or low-risk shortcut could wave through.
+        st.lists(_ref(st.just("username"), any_secret), min_size=1, max_size=3).map(tuple),
     )
 
 

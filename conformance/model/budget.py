@@ -1,0 +1,168 @@
+"""The model check's budget: how much it draws, from which seed, and how long a failure shrinks.
+
+This module owns the budget of :mod:`conformance.model.machine`: the CI seed and the numbers of
+examples and steps (docs/conformance.md, "The model check"), the campaign mode, the
+:class:`Tally` of a run (how many examples and steps it took, where a failure was first seen,
+and the steps of that example), and :func:`shrink`. Hypothesis's own shrinker is off: it
+replays steps whose operators wait out real approval timeouts, with no bound in time (one
+failure took minutes). The first failure ends the run instead, and its steps are shrunk here
+for at most :data:`SHRINK_BUDGET_S`, dropping steps while the same requirements still fail.
+Steps are printed as ids, field names and labels; a value never reaches them.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from hypothesis import HealthCheck, Phase, settings
+
+#: The CI budget: a fixed seed, examples and steps (docs/conformance.md, "The model check").
+CI_SEED: Final = 20_240_617
+CI_EXAMPLES: Final = 25
+STEPS: Final = 20
+#: The budget when the caller needs only the verdict (``--stop-when-decided``: the self-test
+#: and the mutation runner).
+VERDICT_EXAMPLES: Final = 6
+#: Raises the budget and draws a fresh seed (campaign mode); ``SECREF_MODEL_SEED`` replays one.
+EXAMPLES_ENV: Final = "SECREF_MODEL_EXAMPLES"
+SEED_ENV: Final = "SECREF_MODEL_SEED"
+#: How long a failure may shrink, from the moment it was first seen.
+SHRINK_BUDGET_S: Final = 30.0
+
+#: One step as the machine took it: its rule's name and the arguments drawn for it.
+Step = tuple[str, Mapping[str, Any]]
+
+
+def step_line(step: Step) -> str:
+    """Return one step as the reproducer prints it: ``state.<rule>(<name>=<repr>, ...)``."""
+    name, arguments = step
+    shown = ", ".join(f"{key}={value!r}" for key, value in sorted(arguments.items()))
+    return f"state.{name}({shown})"
+
+
+def kind(error: BaseException) -> tuple[str, tuple[str, ...]]:
+    """Return what makes two failures the same: the error's type and the requirements named."""
+    return (type(error).__name__, tuple(getattr(error, "requirements", ())))
+
+
+@dataclass(slots=True)
+class Tally:
+    """What one run has drawn so far, and its first failure.
+
+    Attributes:
+        examples: The examples begun.
+        steps: The steps taken, over every example.
+        trace: The current example's steps.
+        first: ``(example, step of the example, steps of the run)`` where a failure was first
+            seen.
+        failing: The steps of the first failing example, up to the failing one.
+        replaying: Whether a shrink replay is running: its steps are not counted.
+    """
+
+    examples: int = 0
+    steps: int = 0
+    trace: list[Step] = field(default_factory=list)
+    first: tuple[int, int, int] | None = None
+    failing: tuple[Step, ...] = ()
+    replaying: bool = False
+
+    def begin(self) -> None:
+        """Begin an example."""
+        self.trace = []
+        if not self.replaying:
+            self.examples += 1
+
+    def step(self, name: str, arguments: Mapping[str, Any]) -> None:
+        """Count one step and add it to the example's trace."""
+        self.trace.append((name, dict(arguments)))
+        if not self.replaying:
+            self.steps += 1
+
+    def failed(self) -> None:
+        """Note the current example's failure, if it is the run's first."""
+        if self.first is None and not self.replaying:
+            self.first = (self.examples, len(self.trace), self.steps)
+            self.failing = tuple(self.trace)
+
+    def found(self) -> str:
+        """Return where the failure was first seen, for its detail."""
+        if self.first is None:
+            return ""
+        example, step, run = self.first
+        return f"first seen at step {step} of example {example}, {run} steps into the run"
+
+
+def shrink(
+    steps: Sequence[Step],
+    error: BaseException,
+    replay: Callable[[Sequence[Step]], BaseException | None],
+    budget_s: float = SHRINK_BUDGET_S,
+) -> tuple[tuple[Step, ...], BaseException]:
+    """Drop steps from a failing sequence while it fails alike, until none can go or the budget
+    is spent; return the shortest sequence and its failure.
+
+    The first step (the configuration) stays. Runs of steps are dropped from the end first,
+    halving the run's length down to one step (a bounded delta debugging): every replay costs
+    real time, the operators' waits included, so the budget, not a fixed point, ends it.
+
+    Args:
+        steps: The failing steps, configuration first.
+        error: Their failure.
+        replay: Runs steps on fresh hosts and returns the failure, or ``None``.
+        budget_s: How long shrinking may take.
+    """
+    deadline = time.monotonic() + budget_s
+    best, best_error = tuple(steps), error
+    chunk = max(1, (len(best) - 1) // 2)
+    while chunk >= 1 and time.monotonic() < deadline:
+        start = len(best) - chunk
+        while start >= 1 and time.monotonic() < deadline:
+            candidate = best[:start] + best[start + chunk :]
+            got = replay(candidate)
+            if got is not None and kind(got) == kind(error):
+                best, best_error = candidate, got
+            start -= chunk
+        chunk //= 2
+    return best, best_error
+
+
+def budget(verdict_only: bool) -> tuple[settings, int | None]:
+    """Return the run's settings and, in campaign mode, its seed.
+
+    CI (the default): :data:`CI_EXAMPLES` examples of at most :data:`STEPS` steps from the fixed
+    seed :data:`CI_SEED`, no example database, the first failure ending the run. Under
+    ``--stop-when-decided``, :data:`VERDICT_EXAMPLES`. With
+    ``SECREF_MODEL_EXAMPLES=N``: N examples from a fresh seed, printed, or from
+    ``SECREF_MODEL_SEED`` when it is set.
+    """
+    campaign = os.environ.get(EXAMPLES_ENV, "").strip()
+    examples = VERDICT_EXAMPLES if verdict_only else CI_EXAMPLES
+    chosen: int | None = None
+    if campaign:
+        examples = int(campaign)
+        chosen = int(os.environ.get(SEED_ENV) or random.SystemRandom().randrange(2**32))
+        sys.stderr.write(f"model check campaign: {examples} examples, seed {chosen}\n")
+    return (
+        settings(
+            max_examples=examples,
+            stateful_step_count=STEPS,
+            database=None,
+            deadline=None,
+            derandomize=False,
+            print_blob=False,
+            # The first failure is the one shrunk and reported: a second one would double the
+            # shrinking for nothing the verdict reads.
+            report_multiple_bugs=False,
+            suppress_health_check=list(HealthCheck),
+            # Hypothesis's shrinker replays steps without a bound in time; the machine shrinks the
+            # first failure itself, within SHRINK_BUDGET_S (:func:`shrink`).
+            phases=(Phase.explicit, Phase.generate),
+        ),
+        chosen,
+    )
