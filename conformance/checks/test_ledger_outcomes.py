@@ -5,7 +5,8 @@ the pre-pass, refused by the operator or the clock, run and succeeded, run and f
 the reference host) failed inside the host itself. A record must carry the disposition the
 agent was given and the same ``isError``; a call that did not fail carries no ``errorSnippet``,
 a handler's failure carries the head of its failure text, and a snippet never says more than
-the agent was told. The other ledger checks looked at refusals' dispositions only, so a host
+the agent was told; and the host's own reader, where it reports one, gives all three back as
+the file holds them. The other ledger checks looked at refusals' dispositions only, so a host
 that recorded a refusal or a host failure as a success passed them. It never prints a value.
 """
 
@@ -53,6 +54,9 @@ _CASES: Final[dict[str, tuple[dict[str, Any], str | None, Answer, str, bool]]] =
     "handler-fails": ({}, None, Answer.APPROVE, _THROWER.name, False),
 }
 
+#: The fields of a record that say how its call ended.
+_OUTCOME_FIELDS: Final = ("approvalDisposition", "isError", "errorSnippet")
+
 #: A short approval timeout for the ``timeout`` case, in seconds.
 _APPROVAL_TIMEOUT_S: Final = 0.3
 
@@ -94,7 +98,7 @@ def _check_record(case: str, record: Mapping[str, Any], outcome: CallResult) -> 
         )
 
 
-@pytest.mark.req("LEDG-001", "LEDG-005", "LEDG-008")
+@pytest.mark.req("LEDG-001", "LEDG-005", "LEDG-008", "LEDG-020")
 @pytest.mark.parametrize("case", list(_CASES))
 def test_record_says_how_the_call_ended(host: RecordingHost, mint: Mint, case: str) -> None:
     """A call's one record carries the disposition and isError the agent got; a call that did
@@ -120,6 +124,14 @@ def test_record_says_how_the_call_ended(host: RecordingHost, mint: Mint, case: s
     records = ledger_records(seen)
     require(len(records) == 1, "LEDG-005", f"a {case} call left {len(records)} records, not one")
     _check_record(case, records[0], outcome)
+    if seen.ledger_read is not None:
+        # The host's own reader must give the outcome back as the file holds it.
+        read = list(seen.ledger_read)
+        require(
+            len(read) == 1 and all(read[0].get(k) == records[0].get(k) for k in _OUTCOME_FIELDS),
+            "LEDG-020",
+            f"the host's reader gives a {case} call's outcome otherwise than its file holds it",
+        )
     if tool_name == _THROWER.name:
         require(
             bool(records[0].get("errorSnippet")),

@@ -50,6 +50,14 @@ CASES: Final = (
         "conformance/checks/test_ledger_outcomes.py",
     ),
     (
+        "reader-inverts-error-snippet",
+        "_ledger",
+        "error_snippet=None if snippet is None else str(snippet),",
+        "error_snippet=None if not snippet is None else str(snippet),",
+        274,
+        "conformance/checks/test_ledger_outcomes.py",
+    ),
+    (
         "low-characters-taken-for-a-comma",
         "_grammar",
         'if char == ",":',
