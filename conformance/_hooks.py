@@ -42,6 +42,7 @@ from conformance.report import (
     RequirementInfo,
     RunData,
     build_report,
+    redacted,
     summary_rows,
     write_json,
     write_markdown,
@@ -69,6 +70,8 @@ class State:
     started: datetime.datetime = field(default_factory=lambda: datetime.datetime.now(datetime.UTC))
     clock: float = field(default_factory=time.monotonic)
     report: dict[str, Any] | None = None
+    shown: dict[str, Any] | None = None
+    """The report as every view shows it: redacted of the run's canaries, once."""
     stopped: str | None = None
     """Why the run ended before its last check, if it did (decisions S1.7)."""
     first_canary: int = field(default_factory=issued_count)
@@ -601,10 +604,12 @@ class ConformanceHooks:
         _junit_properties(self.config, report)
         json_path = self.config.getoption("secref_report_json", None)
         md_path = self.config.getoption("secref_report_md", None)
+        # Redacted once for every view: the search is the costly part of writing a report.
+        state.shown = redacted(report, self._run_canaries())
         if json_path:
-            write_json(report, json_path, self._run_canaries())
+            write_json(state.shown, json_path, ())
         if md_path:
-            write_markdown(report, md_path, self._run_canaries())
+            write_markdown(state.shown, md_path, ())
         if report["verdict"] == HARNESS_ERROR and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
         if (
@@ -626,11 +631,11 @@ class ConformanceHooks:
         Colours go through the reporter's own markup, so pytest's ``--color`` and ``NO_COLOR``
         decide whether they show.
         """
-        report = self.state.report
+        report = self.state.shown
         if report is None:
             return
         terminalreporter.section("secret-reference conformance")
-        for line in summary_rows(report, self._run_canaries()):
+        for line in summary_rows(report, ()):
             markup: dict[str, bool] = {}
             if line.colour is not None:
                 markup = {line.colour: True, "bold": line.text.startswith("verdict:")}

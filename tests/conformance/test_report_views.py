@@ -209,7 +209,7 @@ def test_the_summary_colours_only_through_the_reporters_markup(markup: bool) -> 
     (a tty, --color=yes) and never when off (--color=no, NO_COLOR)."""
     hooks = object.__new__(_hooks.ConformanceHooks)
     state = _hooks.State()
-    state.report = _mixed()
+    state.shown = _mixed()
     hooks.config = type("Config", (), {"stash": {_hooks.STATE_KEY: state}})()
     reporter = _Reporter(markup)
     hooks.pytest_terminal_summary(reporter)
