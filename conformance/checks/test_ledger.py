@@ -142,8 +142,13 @@ def test_prompted_calls_recorded(host: RecordingHost, mint: Mint, answer: Answer
 @pytest.mark.req("LEDG-007")
 @pytest.mark.parametrize(
     ("body", "tail"),
-    [("{{hunter2}}", ""), ("zz-canary-body", "tail-kept"), ("6f1d2c3e.totp-canary", "")],
-    ids=["braced-body", "text-after", "bad-field"],
+    [
+        ("{{hunter2}}", ""),
+        ("{{hunter2}}", "tail-kept"),
+        ("zz-canary-body", "tail-kept"),
+        ("6f1d2c3e.totp-canary", ""),
+    ],
+    ids=["braced-body", "braced-body-then-text", "text-after", "bad-field"],
 )
 def test_malformed_redacted(host: RecordingHost, mint: Mint, body: str, tail: str) -> None:
     """A malformed candidate is redacted to {{secret:[REDACTED]}}, both its closing braces
