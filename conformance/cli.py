@@ -10,8 +10,9 @@ mutant catalog; ``secref-conformance masker`` checks maskers instead of hosts
 (:mod:`conformance.masker.cli`); ``secref-conformance smoke`` starts an adapter, makes two calls
 and prints what it saw (:mod:`conformance.smoke`), which also makes the handshake of every run's
 adapter before pytest collects; ``secref-conformance list`` prints the requirements, checks or
-mutants the suite holds (:mod:`conformance.listing`). It prints what pytest and the plugin
-print, and never a value.
+mutants the suite holds (:mod:`conformance.listing`); ``secref-conformance report`` shows
+saved JSON reports again, or side by side (:mod:`conformance.report_cli`). It prints what
+pytest and the plugin print, and never a value.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
         "0 conformant, 1 not conformant, 2 harness error (including a run where no check "
         "executed). 'secref-conformance selftest' runs the suite against the mutant catalog; "
         "'secref-conformance list requirements|checks|mutants' prints what the suite holds; "
+        "'secref-conformance report --help' shows saved JSON reports again, or side by side; "
         "'secref-conformance masker --help' checks maskers; 'secref-conformance smoke --help' "
         "takes a quick look at an adapter. An adapter is started and handshaken before any "
         "check is collected: one that cannot be ends the run with one line and exit code 2.",
