@@ -188,9 +188,15 @@ def dispositions(call: Call, host: CallResult, model: CallResult, held: Held) ->
 
 
 def prompts(
-    call: Call | None, host: Sequence[Mapping[str, Any]], model: Sequence[Mapping[str, Any]]
+    call: Call | None,
+    host: Sequence[Mapping[str, Any]],
+    model: Sequence[Mapping[str, Any]],
+    *,
+    exact_raw: bool = True,
 ) -> None:
-    """Compare the prompts one step showed."""
+    """Compare the prompts one step showed; ``exact_raw`` compares the arguments' text byte for
+    byte (the driver path; over MCP, where the layer may re-serialize them, as JSON values,
+    decisions R9.2)."""
     where = f"call {call.step} to {call.tool}" if call else "the step"
     if len(host) != len(model):
         if len(host) > len(model):
@@ -209,8 +215,16 @@ def prompts(
             fail("APPR-002", f"{where}: the prompt's descriptors are not the model's")
         if theirs.get("secretRefs") and _risk(mine) < _RISKS.index("HIGH"):
             fail("APPR-003", f"{where}: a secret-bearing prompt's risk is below HIGH")
-        if mine.get("arguments") != theirs.get("arguments"):
+        if not _same_text(mine.get("arguments"), theirs.get("arguments"), exact_raw):
             fail("APPR-004", f"{where}: the prompt does not show the arguments as written")
+
+
+def _same_text(mine: Any, theirs: Any, exact: bool) -> bool:
+    if mine == theirs:
+        return True
+    if exact or not isinstance(mine, str) or not isinstance(theirs, str):
+        return False
+    return bool(_parsed(mine) == _parsed(theirs))
 
 
 def _risk(request: Mapping[str, Any]) -> int:
@@ -273,8 +287,10 @@ def ledger(
     host: Sequence[Mapping[str, Any]],
     model: Sequence[Mapping[str, Any]],
     held: Held,
+    *,
+    exact_raw: bool = True,
 ) -> None:
-    """Compare the ledger records one step appended."""
+    """Compare the ledger records one step appended; ``exact_raw`` as for :func:`prompts`."""
     where = f"call {call.step} to {call.tool}" if call else "the step"
     if len(host) != len(model):
         withheld = [r for r in model if r.get("approvalDisposition") in WITHHELD_TOOL]
@@ -289,7 +305,7 @@ def ledger(
             got, want = mine.get(name), theirs.get(name)
             if name == "secretRefs":
                 got, want = list(got or ()), list(want or ())
-            if got == want:
+            if got == want or (name == "sanitizedArgs" and _same_text(got, want, exact_raw)):
                 continue
             if (
                 name == "sanitizedArgs"

@@ -482,6 +482,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                     call,
                     mine.approval_requests[ours.prompts :],
                     theirs.approval_requests[model_cursor.prompts :],
+                    exact_raw=exact_raw,
                 )
                 if self._off_model():
                     return
@@ -507,6 +508,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                     host_records[ours.records :],
                     model_records[model_cursor.records :],
                     self.held,
+                    exact_raw=exact_raw,
                 )
                 ours.records, model_cursor.records = len(host_records), len(model_records)
             self._sweep(mine)
