@@ -2,7 +2,7 @@
 
 This module owns the broken reference hosts behind ``conformance/checks/test_model.py``: each
 breaks one requirement at a moment or in a role no targeted check visits (a revocation during
-the prompt of a call with two references; a username-only call to a trusted tool), and the
+the prompt of a call with two references; a call of two usernames to a trusted tool), and the
 older checks let it through. A mutant here changes behaviour only, and never prints a value.
 """
 
@@ -55,7 +55,8 @@ def _trusted_usernames_unasked(original: Callable[..., Any]) -> Callable[..., An
 
     @functools.wraps(original)
     def approve(self: Any, call: Any, records: Any) -> Any:
-        usernames = bool(call.refs) and all(ref.field.value == "username" for ref in call.refs)
+        # Two or more: the targeted check of this role asks about a single username reference.
+        usernames = len(call.refs) >= 2 and all(ref.field.value == "username" for ref in call.refs)
         if usernames and call.tool.name in self.rules._session_trusted:
             return Disposition.APPROVED_ONCE
         return original(self, call, records)
@@ -74,8 +75,8 @@ MUTANTS: Final = (
     Mutant(
         "trusted-usernames-unasked",
         "APPR-001",
-        "A call whose only references are usernames runs without a prompt on a tool trusted "
-        "for the session.",
+        "A call whose references are two or more usernames, and nothing else, runs without a "
+        "prompt on a tool trusted for the session.",
         ((_REG, "Registry._approve", _trusted_usernames_unasked),),
     ),
 )
