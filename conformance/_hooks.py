@@ -47,6 +47,7 @@ from conformance.report import (
     write_json,
     write_markdown,
 )
+from conformance.report_views import requirement_properties
 from conformance.scenario import RecordingHost
 
 #: The package whose modules are the suite's own checks.
@@ -665,9 +666,8 @@ def _junit_properties(config: pytest.Config, report: dict[str, Any]) -> None:
         writer.add_global_property("secref-selection", ",".join(report["selection"]))
     for item in report["unchecked"]["undeclared"]:
         writer.add_global_property("secref-unchecked-must", item["id"])
-    for item in report["requirements"]:
-        counts = ", ".join(f"{key} {value}" for key, value in item["counts"].items())
-        writer.add_global_property(f"requirement:{item['id']}", f"{item['outcome']} ({counts})")
+    for name, value in requirement_properties(report):
+        writer.add_global_property(name, value)
 
 
 def short_tracebacks(config: pytest.Config) -> bool:

@@ -33,6 +33,7 @@ from conformance.report_views import (
     COLOURS,
     Line,
     markdown,
+    requirement_properties,
     terminal_lines,
     verdict_sentence,
     verdict_text,
@@ -125,6 +126,11 @@ def problem_lines(report: Mapping[str, Any]) -> list[Line]:
 def junit_text(report: Mapping[str, Any]) -> str:
     """Return a JUnit XML file of ``report``: one test case per check, then the verdict's."""
     suite = ElementTree.Element("testsuite", name="pytest", tests="0")
+    # The suite's properties, as the run's own file holds them (conformance._hooks).
+    properties = ElementTree.SubElement(suite, "properties")
+    named = [("secref-verdict", str(report["verdict"])), *requirement_properties(report)]
+    for name, value in named:
+        ElementTree.SubElement(properties, "property", name=name, value=escape_controls(value))
     results = {"fail": "failure", "error": "error", "skipped": "skipped"}
     for check in report["checks"]:
         classname, name = junit.case_key(check["id"])

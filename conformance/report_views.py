@@ -315,6 +315,17 @@ def cause_sentence(outcome: str, cause: str, count: int) -> str:
     return f"{plural(count, 'check')} {_DID.get(outcome, outcome)}: {cause or 'no detail given'}"
 
 
+def requirement_properties(report: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Return one ``requirement:<ID>`` property per requirement: its outcome, its counts and its
+    title, as a JUnit file holds them."""
+    found = []
+    for item in report["requirements"]:
+        counts = ", ".join(f"{key} {value}" for key, value in item["counts"].items())
+        title = f": {item['title']}" if item.get("title") else ""
+        found.append((f"requirement:{item['id']}", f"{item['outcome']} ({counts}){title}"))
+    return found
+
+
 # --- the terminal ---------------------------------------------------------------------------
 
 
