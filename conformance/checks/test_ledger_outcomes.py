@@ -12,6 +12,7 @@ that recorded a refusal or a host failure as a success passed them. It never pri
 
 from __future__ import annotations
 
+import errno
 import json
 from collections.abc import Mapping
 from typing import Any, Final
@@ -19,7 +20,7 @@ from typing import Any, Final
 import pytest
 
 from conformance.canary import Mint
-from conformance.host import Answer, CallResult, HandlerKind
+from conformance.host import Answer, CallResult, HandlerKind, SecretSpec
 from conformance.outcomes import require
 from conformance.scenario import (
     RECORDER,
@@ -140,24 +141,11 @@ def test_record_says_how_the_call_ended(host: RecordingHost, mint: Mint, case: s
         )
 
 
-@pytest.mark.req("LEDG-016")
-@pytest.mark.parametrize("step", STEP_ORDER)
-def test_host_failure_record_says_it_failed(host: RecordingHost, mint: Mint, step: str) -> None:
-    """A call the reference host itself fails on at any step is recorded as failed: isError,
-    the disposition the agent got, and the failure's text as its snippet."""
-    if not host.has(REFERENCE_CAPABILITY):
-        pytest.skip("not applicable: this check fails the reference implementation's own steps")
-    from reference_impl import (
-        InMemoryVault,
-        MemoryLedger,
-        Registry,
-        SecretRecord,
-        SecretValue,
-        Tool,
-        User,
-    )
+def _failing_registry(secret: SecretSpec, step: str, ledger: Any) -> tuple[Any, list[str]]:
+    """A reference registry whose own step ``step`` fails once, with one echo tool, and the
+    steps it has reached so far."""
+    from reference_impl import InMemoryVault, Registry, SecretRecord, SecretValue, Tool, User
 
-    secret = make_secret(mint)
     heard: list[str] = []
 
     def tracer(name: str) -> None:
@@ -172,7 +160,6 @@ def test_host_failure_record_says_it_failed(host: RecordingHost, mint: Mint, ste
         SecretValue(secret.password),
         SecretValue(secret.notes),
     )
-    ledger = MemoryLedger()
     registry = Registry(
         vault=InMemoryVault([record]),
         ledger=ledger,
@@ -180,6 +167,21 @@ def test_host_failure_record_says_it_failed(host: RecordingHost, mint: Mint, ste
         tracer=tracer,
     )
     registry.register(Tool("echo", "plugin.canary", lambda arguments: arguments.raw))
+    return registry, heard
+
+
+@pytest.mark.req("LEDG-016")
+@pytest.mark.parametrize("step", STEP_ORDER)
+def test_host_failure_record_says_it_failed(host: RecordingHost, mint: Mint, step: str) -> None:
+    """A call the reference host itself fails on at any step is recorded as failed: isError,
+    the disposition the agent got, and the failure's text as its snippet."""
+    if not host.has(REFERENCE_CAPABILITY):
+        pytest.skip("not applicable: this check fails the reference implementation's own steps")
+    from reference_impl import MemoryLedger
+
+    secret = make_secret(mint)
+    ledger = MemoryLedger()
+    registry, heard = _failing_registry(secret, step, ledger)
     outcome = registry.invoke("echo", json.dumps({"x": "{{secret:" + secret.id + "}}"}))
     require(step in heard, "LEDG-016", f"the registry never reached the {step} step")
     require(len(ledger.records) == 1, "LEDG-016", f"a failure at {step} was not recorded once")
@@ -199,4 +201,30 @@ def test_host_failure_record_says_it_failed(host: RecordingHost, mint: Mint, ste
         bool(written.error_snippet) and str(written.error_snippet) in outcome.text,
         "LEDG-016",
         f"a host failure at {step} was recorded without the failure's text as its snippet",
+    )
+
+
+@pytest.mark.req("LEDG-013")
+@pytest.mark.parametrize("step", STEP_ORDER)
+def test_host_failure_with_its_record_lost_says_so(
+    host: RecordingHost, mint: Mint, step: str
+) -> None:
+    """A call the reference host fails on, whose record of that failure cannot be written
+    either, reports the lost record on the call (decisions R6.7)."""
+    if not host.has(REFERENCE_CAPABILITY):
+        pytest.skip("not applicable: this check fails the reference implementation's own steps")
+    from reference_impl import MemoryLedger
+
+    class FullLedger(MemoryLedger):
+        def append(self, record: Any) -> None:
+            raise OSError(errno.ENOSPC, "no space left")
+
+    secret = make_secret(mint)
+    registry, heard = _failing_registry(secret, step, FullLedger())
+    outcome = registry.invoke("echo", json.dumps({"x": "{{secret:" + secret.id + "}}"}))
+    require(step in heard, "LEDG-013", f"the registry never reached the {step} step")
+    require(
+        outcome.is_error and outcome.ledger_error is not None,
+        "LEDG-013",
+        f"a host failure at {step} whose record could not be written did not say so on the call",
     )

@@ -42,6 +42,14 @@ CASES: Final = (
         "conformance/checks/test_ledger_outcomes.py",
     ),
     (
+        "host-failure-hides-its-lost-record",
+        "_registry",
+        "ledger_error=call.ledger_error if ledger_id is None else None,",
+        "ledger_error=call.ledger_error if not ledger_id is None else None,",
+        420,
+        "conformance/checks/test_ledger_outcomes.py",
+    ),
+    (
         "snippet-on-every-call",
         "_registry",
         "if result.is_error:",
