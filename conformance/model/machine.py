@@ -36,7 +36,7 @@ from hypothesis.stateful import (
 from conformance.canary import CallRecord, Detector, Mint, guarded_values, visible_surfaces
 from conformance.host import Answer, CallResult, Control, HostConfig, HostUnderTest, PendingCall
 from conformance.hosts.subprocess import SubprocessHost
-from conformance.model import compare, world
+from conformance.model import compare, controls, world
 from conformance.model.budget import (
     CI_SEED,
     SHRINK_BUDGET_S,
@@ -47,6 +47,7 @@ from conformance.model.budget import (
     step_line,
 )
 from conformance.model.compare import Call, Held
+from conformance.model.controls import Action
 from conformance.outcomes import LeakError, RequirementError, accept, should
 from conformance.scenario import (
     CONTROL_CAPABILITIES,
@@ -71,63 +72,6 @@ ANSWERS: Final = (
 #: The answers that approve a call.
 APPROVING: Final = tuple(answer for answer in ANSWERS if answer is not Answer.DENY)
 
-#: One control action: its method name and arguments, as the reproducer prints it.
-Action = tuple[Any, ...]
-
-
-def _actions(capabilities: frozenset[str]) -> st.SearchStrategy[Action]:
-    targets = st.sampled_from(world.TARGETS)
-    options: list[st.SearchStrategy[Action]] = []
-    offered = {
-        "revoke": targets.map(lambda t: ("revoke", *t)),
-        "reset": st.just(("reset",)),
-        "save_rule": st.tuples(targets, st.sampled_from(("ALLOW", "ASK", "DENY"))).map(
-            lambda p: ("save_rule", *p[0], p[1])
-        ),
-        "set_permissions": st.tuples(
-            st.booleans(),
-            st.sampled_from(
-                (("secret.read",), (), ("secret.read", world.GATE_PERMISSION), ("secret.read",))
-            ),
-        ).map(lambda p: ("set_permissions", *p)),
-        # The tools calls name, as often as they are named: a trust that no call meets is lost.
-        "trust_session": st.sampled_from(world.CALLED).map(lambda t: ("trust_session", t)),
-        "set_yolo": st.booleans().map(lambda b: ("set_yolo", b)),
-        "kill": st.sampled_from((world.ECHO_NAME, world.AUX.name)).map(lambda t: ("kill", t)),
-    }
-    for method, strategy in offered.items():
-        if CONTROL_CAPABILITIES[method] in capabilities:
-            options.append(strategy)
-    return st.one_of(options) if options else st.nothing()
-
-
-def _fence_actions(capabilities: frozenset[str]) -> st.SearchStrategy[Action]:
-    """The controls the fence must see while a prompt is open (decisions R3.4): a revocation, a
-    reset, a saved DENY, a lost ``secret.read``, each for what calls name most."""
-    near = st.sampled_from((world.TARGETS[3], world.TARGETS[0], world.TARGETS[1]))
-    offered = {
-        "revoke": near.map(lambda t: ("revoke", *t)),
-        "reset": st.just(("reset",)),
-        "save_rule": near.map(lambda t: ("save_rule", *t, "DENY")),
-        "set_permissions": st.just(("set_permissions", False, ())),
-    }
-    options = [s for m, s in offered.items() if CONTROL_CAPABILITIES[m] in capabilities]
-    return st.one_of(options) if options else st.nothing()
-
-
-#: The trusts a host can grant a tool at run time, by the control that grants them.
-_GRANTS: Final[Mapping[str, Callable[[str], Action]]] = {
-    "trust-session": lambda tool: ("trust_session", tool),
-    "yolo": lambda _tool: ("set_yolo", True),
-    "allow-rule": lambda tool: ("save_rule", "tool", tool, "ALLOW"),
-}
-_GRANT_NEEDS: Final = {
-    "trust-session": "control.trust-session",
-    "yolo": "control.set-yolo",
-    "allow-rule": "control.save-rule",
-}
-
-
 Method = TypeVar("Method", bound=Callable[..., None])
 
 
@@ -145,21 +89,6 @@ def _traced(method: Method) -> Method:
             raise
 
     return step  # type: ignore[return-value]
-
-
-def _apply(control: Control, action: Action) -> None:
-    method, *arguments = action
-    getattr(control, method)(*arguments)
-
-
-def _event(action: Action) -> tuple[str, str]:
-    """The fence's view of an action: ``(op, target)``."""
-    method = action[0]
-    if method == "save_rule":
-        return (f"save:{action[3]}", f"{action[1]}:{action[2]}")
-    if method == "revoke":
-        return ("revoke", f"{action[1]}:{action[2]}")
-    return (method, "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +124,7 @@ class _Operator:
             except queue.Empty:
                 return Answer.DENY
         for action in self.plan.actions:
-            _apply(control, action)
+            controls.apply(control, action)
         if when == "delayed":
             time.sleep(DELAY_S)
         elif when == "late":
@@ -261,9 +190,9 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
     sees = {name: name in capabilities for name in CONTROL_CAPABILITIES.values()}
     sees.update({cap: cap in capabilities for cap in _SURFACES})
     visible = visible_surfaces(capabilities)
-    actions = _actions(capabilities)
-    fence_actions = _fence_actions(capabilities)
-    grants = tuple(name for name in _GRANTS if _GRANT_NEEDS[name] in capabilities)
+    actions = controls.actions(capabilities)
+    fence_actions = controls.fence_actions(capabilities)
+    grants = tuple(name for name in controls.GRANTS if controls.GRANT_NEEDS[name] in capabilities)
     exact_raw = context.host.path != MCP
     answered = st.builds(
         Plan, when=st.sampled_from(("at-once", "delayed")), answer=st.sampled_from(ANSWERS)
@@ -362,7 +291,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             """Grant the tool a trust (session trust, YOLO, an ALLOW rule), then call it with
             usernames only, one reference, or two fields of one secret: a secret-bearing call
             is asked whatever the trust (decisions R3.1, R3.2)."""
-            self._control(_GRANTS[grant](tool))
+            self._control(controls.GRANTS[grant](tool))
             self._invoke(tool, members, plan)
 
         def _invoke(self, tool: str, members: tuple[world.Item, ...], plan: Plan) -> None:
@@ -381,7 +310,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 self._start_held(call, tool, args)
                 return
             for action in plan.actions:
-                call.events.append(_event(action))
+                call.events.append(controls.event(action))
             model_op, host_op = _Operator(plan), _Operator(plan)
             model_pending = context.model.start(tool, args, model_op)
             outcome = context.host.invoke(tool, args, host_op)
@@ -449,10 +378,10 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             failing = self.config is not None and self.config.policy_store == "failing"
             if failing and action[0] == "save_rule":
                 return
-            _apply(context.host.control(), action)
-            _apply(context.model.control(), action)
+            controls.apply(context.host.control(), action)
+            controls.apply(context.model.control(), action)
             for entry in self.open:
-                entry.call.events.append(_event(action))
+                entry.call.events.append(controls.event(action))
             self._compare(None)
 
         # --- comparing ----------------------------------------------------------------------
