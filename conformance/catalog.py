@@ -386,9 +386,11 @@ def render_markdown(
             if r.reason:
                 statement += f" Excluded: {r.reason}"
             vectors = _compress(citations.get(r.id, ()))
+            # The title, as every report shows it beside the ID, leads the statement.
+            title = r.title if r.title.endswith(("?", ".")) else r.title + "."
             lines.append(
-                f"| {r.id} | {r.level} | {_cell(statement)} | {_cell(_source(r.section))} "
-                f"| {vectors} |"
+                f"| {r.id} | {r.level} | **{_cell(title)}** {_cell(statement)} "
+                f"| {_cell(_source(r.section))} | {vectors} |"
             )
     return "\n".join(lines) + "\n"
 

@@ -244,3 +244,13 @@ def test_schema_rejects_a_missing_or_long_title(change: Any, message: str) -> No
     change(document["requirements"][0])
     with pytest.raises(catalog.CatalogError, match=message):
         catalog.parse_catalog(document)
+
+
+def test_the_rendered_catalog_leads_each_statement_with_its_title() -> None:
+    """docs/requirements.md shows each checked requirement's title, in bold, before its rule."""
+    page = catalog.render_markdown()
+    for requirement in CATALOG.requirements:
+        if requirement.level == "excluded":
+            continue
+        row = next(line for line in page.splitlines() if line.startswith(f"| {requirement.id} |"))
+        assert f"| **{catalog._cell(requirement.title)}" in row, requirement.id
