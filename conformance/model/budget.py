@@ -28,7 +28,7 @@ CI_EXAMPLES: Final = 25
 STEPS: Final = 20
 #: The budget when the caller needs only the verdict (``--stop-when-decided``: the self-test
 #: and the mutation runner).
-VERDICT_EXAMPLES: Final = 6
+VERDICT_EXAMPLES: Final = 12
 #: Raises the budget and draws a fresh seed (campaign mode); ``SECREF_MODEL_SEED`` replays one.
 EXAMPLES_ENV: Final = "SECREF_MODEL_EXAMPLES"
 SEED_ENV: Final = "SECREF_MODEL_SEED"
