@@ -3,7 +3,8 @@
 This module owns the command line ``python -m conformance.selftest.mutation`` (``tox -e
 mutation``) and the run it starts: it copies the tree to a scratch directory, checks the judge
 there, has :mod:`~conformance.selftest.mutation_draw` generate, filter and draw the mutants of
-the reference host's core modules, judges each with the suite (one process per mutant,
+the reference host's core modules (with a fresh seed unless ``--seed`` is given, printed first so
+that any run can be replayed), judges each with the suite (one process per mutant,
 :mod:`~conformance.selftest.mutation_judge`) here or on cosmic-ray http workers
 (:mod:`~conformance.selftest.mutation_workers`), and rewrites the tables
 (:mod:`~conformance.selftest.mutation_report`) after every mutant, in draw order. Its other
