@@ -187,6 +187,11 @@ def capped(names: Sequence[str], shown: int = CHECKS_SHOWN, separator: str = ", 
     return text
 
 
+def is_narrowed(report: Mapping[str, Any]) -> bool:
+    """Return whether the report says its run was narrowed (a selection or pytest's options)."""
+    return bool(report.get("selection") or report.get("narrowed"))
+
+
 def short_check(nodeid: str) -> str:
     """Return a check's node id without its directory, as the rows name it."""
     path, sep, rest = nodeid.partition("::")
@@ -215,12 +220,15 @@ class Layout:
             (item for item in items if item["outcome"] in ATTENTION),
             key=lambda item: rank.get(item["outcome"], len(rank)),
         )
+        # A narrowed run lists its selection alone: the rest of the catalog, and the non-goals
+        # no selection holds, are counted (decisions S1.7).
+        left_out = {NOT_SELECTED, EXCLUDED} if is_narrowed(report) else {NOT_SELECTED}
         rest = [
             item
             for item in items
-            if item["outcome"] not in ATTENTION and item["outcome"] != NOT_SELECTED
+            if item["outcome"] not in ATTENTION and item["outcome"] not in left_out
         ]
-        not_selected = sum(1 for item in items if item["outcome"] == NOT_SELECTED)
+        not_selected = sum(1 for item in items if item["outcome"] in left_out)
         shared: dict[str, list[str]] = {}
         for item in attention:
             cause = single_cause(item)

@@ -36,6 +36,9 @@ FAILED = RequirementInfo(
 HELD = RequirementInfo("LOG-001", "MUST", "R6.6", "no value in the log", title="No value in logs")
 BLIND = RequirementInfo("VAULT-003", "MUST", "R7.1", "no read", title="No read without refs")
 CATALOG = [FAILED, HELD, BLIND]
+NON_GOAL = RequirementInfo(
+    "EXCL-001", "excluded", "R0", "s", reason="a non-goal", title="Excluded: a non-goal"
+)
 
 
 def _report(
@@ -132,18 +135,22 @@ def test_checks_named_per_row_are_capped() -> None:
 
 
 def test_a_narrowed_run_lists_its_selection_alone() -> None:
-    """Requirements outside the selection are counted, never listed."""
+    """Requirements outside the selection, and the non-goals, are counted, never listed; a
+    whole run lists the non-goals."""
     checks = [CheckResult("conformance/checks/test_l.py::test_l", ("LOG-001",))]
-    report = _report(checks, selection=("LOG-001",))
+    whole = summary_lines(_report(checks, [*CATALOG, NON_GOAL]), [])
+    assert any(line.lstrip().startswith("EXCL-001") for line in whole)
+    report = _report(checks, [*CATALOG, NON_GOAL], selection=("LOG-001",))
     assert {item["outcome"] for item in report["requirements"]} >= {"not-selected"}
     lines = summary_lines(report, [])
-    assert not any(line.lstrip().startswith(("ORD-004", "VAULT-003")) for line in lines)
+    assert not any(line.lstrip().startswith(("ORD-004", "VAULT-003", "EXCL")) for line in lines)
     assert any(line.lstrip().startswith("LOG-001") for line in lines)
-    assert any(line.startswith("not listed: 2 requirements") for line in lines)
+    assert any(line.startswith("not listed: 3 requirements") for line in lines)
     markdown = render_markdown(report)
     assert "| ORD-004 |" not in markdown
     assert "| LOG-001 |" in markdown
-    assert "Not listed: 2 requirements" in markdown
+    assert "Not listed: 3 requirements" in markdown
+    assert "| EXCL-001 |" not in markdown
 
 
 def test_a_crashing_host_gives_one_line_per_cause() -> None:
