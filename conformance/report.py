@@ -2,10 +2,12 @@
 
 This module owns rendering what the verdict kernel (:mod:`conformance.kernel`) decided about a
 run: the JSON report, described by ``conformance/schemas/report.schema.json``, with the run's
-facts beside the kernel's answer; the Markdown report; and the terminal summary, one row per
-requirement. It computes no outcome and no verdict of its own: each view prints the kernel's
-verdict, exit code and verdict line (decisions S1.11). Everything it writes comes from check
-records, which hold labels, IDs and static text only; it must never be handed a value.
+facts beside the kernel's answer; the Markdown report; and the terminal summary, both laid out
+by :mod:`conformance.report_views` (verdict first, then what needs attention, then the rest);
+and the redaction every written or printed report passes through. It computes no outcome and
+no verdict of its own: each view prints the kernel's verdict, exit code and verdict line
+(decisions S1.11). Everything it writes comes from check records, which hold labels, IDs and
+static text only; it must never be handed a value.
 """
 
 from __future__ import annotations
