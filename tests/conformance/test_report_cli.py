@@ -90,7 +90,9 @@ def test_junit_has_every_check_and_the_verdict(tmp_path: Path) -> None:
     # Each requirement is a property of the suite, its title beside its ID, as in a run's file.
     properties = {item.get("name"): item.get("value") for item in root.iter("property")}
     assert properties["secref-verdict"] == "not-conformant"
-    assert properties["requirement:ORD-004"].endswith("): Kill-switch and tool RBAC come first")
+    assert str(properties["requirement:ORD-004"]).endswith(
+        "): Kill-switch and tool RBAC come first"
+    )
 
 
 @pytest.mark.parametrize(
