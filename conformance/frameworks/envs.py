@@ -27,17 +27,24 @@ from conformance.frameworks import matrix
 
 @dataclass(frozen=True)
 class Pinned:
-    """One framework: its adapter module, its pinned requirement and the Python it needs."""
+    """One framework: its adapter module, its pinned requirement, the Python it needs, paths.
+
+    ``paths`` are the adapter's arguments for each path under test measured (its own tools,
+    its MCP tools), one matrix row each.
+    """
 
     name: str
     module: str
     requirement: str
     python: str
+    paths: tuple[str, ...] = ("",)
 
 
 #: Every framework of the matrix, pinned exactly.
 FRAMEWORKS: Final = (
     Pinned("browser-use", "conformance.frameworks.browser_use", "browser-use==0.13.14", "3.11"),
+    Pinned("askui", "conformance.frameworks.askui", "askui==0.48.0", "3.11", ("", " --mcp")),
+    Pinned("openhands-sdk", "conformance.frameworks.openhands", "openhands-sdk==1.58.2", "3.12"),
 )
 
 
@@ -61,11 +68,11 @@ def _runs(python: str) -> bool:
     return done.returncode == 0
 
 
-def build(pinned: Pinned, root: Path, project: Path) -> tuple[str | None, str]:
-    """Make ``pinned``'s venv under ``root``; return its Python (or ``None``) and a note."""
+def build(pinned: Pinned, root: Path, project: Path) -> tuple[str | None, str, float]:
+    """Make ``pinned``'s venv under ``root``; return its Python (or ``None``), a note, seconds."""
     python = find_python(pinned.python)
     if python is None:
-        return None, f"{pinned.name}: no Python {pinned.python} on this machine"
+        return None, f"{pinned.name}: no Python {pinned.python} on this machine", 0.0
     venv = root / pinned.name
     target = venv / "bin" / "python"
     started = time.monotonic()
@@ -77,9 +84,10 @@ def build(pinned: Pinned, root: Path, project: Path) -> tuple[str | None, str]:
     for step in steps:
         done = subprocess.run(step, capture_output=True, text=True, check=False)
         if done.returncode != 0:
-            return None, f"{pinned.name}: the install failed (exit {done.returncode})"
+            return None, f"{pinned.name}: the install failed (exit {done.returncode})", 0.0
     seconds = time.monotonic() - started
-    return str(target), f"{pinned.name}: installed {pinned.requirement} in {seconds:.0f} s"
+    note = f"{pinned.name}: installed {pinned.requirement} in {seconds:.0f} s"
+    return str(target), note, seconds
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -91,19 +99,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     options, rest = parser.parse_known_args(argv)
     commands: list[str] = []
     not_run: list[str] = []
+    installs: list[str] = []
     for pinned in FRAMEWORKS:
         existing = options.root / pinned.name / "bin" / "python"
         if options.reuse and existing.exists():
+            # The framework stays as built; this project's copy is brought up to date.
             python: str | None = str(existing)
-            note = f"{pinned.name}: reused the env built before"
+            note, seconds = f"{pinned.name}: reused the env built before", -1.0
+            step = [
+                str(existing),
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-deps",
+                "--force-reinstall",
+                str(options.project),
+            ]
+            if subprocess.run(step, capture_output=True, check=False).returncode != 0:
+                python, note = None, f"{pinned.name}: this project did not install in its env"
         else:
-            python, note = build(pinned, options.root, options.project)
+            python, note, seconds = build(pinned, options.root, options.project)
         print(note, flush=True)
         if python is None:
             not_run.append(note)
             continue
-        commands += ["--framework", f"{python} -m {pinned.module}"]
-    extra = [arg for line in not_run for arg in ("--not-run", line)]
+        installs += ["--install", f"{pinned.requirement}={seconds:.0f}"]
+        commands += [
+            arg for p in pinned.paths for arg in ("--framework", f"{python} -m {pinned.module}{p}")
+        ]
+    extra = [*installs, *(arg for line in not_run for arg in ("--not-run", line))]
     sys.stdout.flush()
     return matrix.main([*commands, *extra, *rest])
 

@@ -92,8 +92,12 @@ def _escape(text: str) -> str:
     return text
 
 
-def markdown(entries: Sequence[dict[str, Any]], skipped: Sequence[str]) -> str:
-    """Return the Markdown matrix and each framework's details."""
+def markdown(
+    entries: Sequence[dict[str, Any]],
+    skipped: Sequence[str],
+    installs: Sequence[dict[str, Any]] = (),
+) -> str:
+    """Return the Markdown matrix, the envs' install times and each framework's details."""
     head = ["framework", "version", "verdict", "R1, R2", *COLUMNS]
     lines = [
         "# Placeholder hosts measured (decisions R11)",
@@ -111,6 +115,12 @@ def markdown(entries: Sequence[dict[str, Any]], skipped: Sequence[str]) -> str:
     lines.append("")
     for line in skipped:
         lines.append(f"- not run: {_escape(line)}")
+    for install in installs:
+        seconds = install["installSeconds"]
+        took = "reused, not measured" if seconds < 0 else f"{seconds:.0f} s"
+        lines.append(f"- install of `{install['requirement']}`: {took}")
+    lines += ["", "| framework | run time |", "|---|---|"]
+    lines += [f"| {_escape(e['framework'])} | {e['runSeconds']} s |" for e in entries]
     for entry in entries:
         lines += [
             "",
@@ -145,6 +155,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m conformance.frameworks.matrix")
     parser.add_argument("--framework", action="append", default=[], metavar="COMMAND")
     parser.add_argument("--not-run", action="append", default=[], metavar="'NAME: REASON'")
+    parser.add_argument(
+        "--install",
+        action="append",
+        default=[],
+        metavar="REQUIREMENT=SECONDS",
+        help="an env's install time, as measured by conformance.frameworks.envs (-1: reused)",
+    )
     parser.add_argument("--report-json", type=Path, default=DEFAULT_JSON)
     parser.add_argument("--report-md", type=Path, default=DEFAULT_MD)
     parser.add_argument("--timeout", type=float, default=60.0)
@@ -156,9 +173,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         entries.append(entry)
     for line in options.not_run:
         print(f"not run: {line}")
-    document = {"frameworks": entries, "notRun": list(options.not_run)}
+    installs = [
+        {"requirement": req, "installSeconds": float(sec)}
+        for req, sec in (item.rsplit("=", 1) for item in options.install)
+    ]
+    document = {"frameworks": entries, "notRun": list(options.not_run), "installs": installs}
     text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    md = markdown(entries, options.not_run)
+    md = markdown(entries, options.not_run, installs)
     _guard(text + md)
     options.report_json.parent.mkdir(parents=True, exist_ok=True)
     options.report_json.write_text(text, encoding="utf-8")

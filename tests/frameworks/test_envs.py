@@ -1,0 +1,37 @@
+"""A framework whose Python is missing is named in one line and reported not run.
+
+This module owns the check of ``conformance.frameworks.envs`` without any install: with a
+framework pinned to a Python no machine has, the env step says so in one line, builds nothing,
+and the matrix it runs reports that framework as not run, with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conformance.frameworks import envs
+
+
+def test_a_missing_python_is_one_line_and_not_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = envs.Pinned("nowhere", "conformance.frameworks.askui", "askui==0.48.0", "2.9")
+    monkeypatch.setattr(envs, "FRAMEWORKS", (missing,))
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "no-pyenv"))
+    out = tmp_path / "r"
+    code = envs.main(
+        ["--root", str(tmp_path / "venvs"), "--report-json", str(out / "f.json"),
+         "--report-md", str(out / "f.md")]
+    )  # fmt: skip
+    assert code == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if "nowhere" in line]
+    assert lines[0] == "nowhere: no Python 2.9 on this machine"
+    document = json.loads((out / "f.json").read_text("utf-8"))
+    assert document["frameworks"] == []
+    assert document["installs"] == []
+    assert document["notRun"] == ["nowhere: no Python 2.9 on this machine"]
+    assert "| nowhere | | not run |" in (out / "f.md").read_text("utf-8")
+    assert not (tmp_path / "venvs").exists()
