@@ -179,18 +179,21 @@ def _detail(index: int, report: Mapping[str, Any]) -> list[str]:
                 f' <span class="muted">{text(named)}</span></li>'
             )
         out.append("</ul>")
-    out.append(
-        f"<details><summary>{plural(len(layout.rest), 'other requirement')}: "
-        f"{text(outcome_counts(_counts(layout.rest)) or 'none')}</summary>"
-    )
-    out.append("<table><tr><th>ID</th><th>Title</th><th>Outcome</th><th>p/f/e/s/u</th></tr>")
-    for item in layout.rest:
+    if not layout.rest:
+        out.append('<p class="muted">No other requirement in this run.</p>')
+    else:
         out.append(
-            f"<tr><td>{text(item['id'])}</td><td>{text(item.get('title', ''))}</td>"
-            f"<td{_class(item['outcome'])}>{text(item['outcome'])}</td>"
-            f"<td>{count_cell(item)}</td></tr>"
+            f"<details><summary>{plural(len(layout.rest), 'other requirement')}: "
+            f"{text(outcome_counts(_counts(layout.rest)) or 'none')}</summary>"
         )
-    out.append("</table></details>")
+        out.append("<table><tr><th>ID</th><th>Title</th><th>Outcome</th><th>p/f/e/s/u</th></tr>")
+        for item in layout.rest:
+            out.append(
+                f"<tr><td>{text(item['id'])}</td><td>{text(item.get('title', ''))}</td>"
+                f"<td{_class(item['outcome'])}>{text(item['outcome'])}</td>"
+                f"<td>{count_cell(item)}</td></tr>"
+            )
+        out.append("</table></details>")
     if layout.not_selected:
         out.append(
             f'<p class="muted">Not listed: {plural(layout.not_selected, "requirement")} outside '

@@ -516,27 +516,11 @@ def markdown(report: Mapping[str, Any]) -> str:
         lines += [f"- {_cell(line)}" for line in expectations_summary(applied)]
         lines += [f"- unused entry: {_cell(entry)}" for entry in applied["unused"]]
         lines.append("")
-    rest_counts = Counter(item["outcome"] for item in layout.rest)
-    lines += [
-        "## Other requirements",
-        "",
-        "<details>",
-        f"<summary>{plural(len(layout.rest), 'requirement')}: "
-        f"{outcome_counts(rest_counts) or 'none'}</summary>",
-        "",
-        "Checks counts each requirement's checks as passed, failed, errored, skipped, and run "
-        "without being able to judge it (unchecked).",
-        "",
-        "| ID | Title | Level | Outcome | Checks p/f/e/s/u | Note |",
-        "|---|---|---|---|---|---|",
-    ]
-    for item in layout.rest:
-        note = ", ".join(item.get("alternatives") or ()) or reasons(item)
-        lines.append(
-            f"| {_cell(item['id'])} | {_cell(item.get('title', ''))} | {_cell(item['level'])} "
-            f"| {_cell(item['outcome'])} | {count_cell(item)} | {_cell(note)} |"
-        )
-    lines += ["", "</details>", ""]
+    lines += ["## Other requirements", ""]
+    if layout.rest:
+        lines += _rest_table(layout)
+    else:
+        lines += ["No other requirement in this run.", ""]
     if layout.not_selected:
         lines += [
             f"Not listed: {plural(layout.not_selected, 'requirement')} outside this run's "
@@ -554,6 +538,29 @@ def markdown(report: Mapping[str, Any]) -> str:
     else:
         lines.append("No hardening form was looked for in this run.")
     return "\n".join(lines) + "\n"
+
+
+def _rest_table(layout: Layout) -> list[str]:
+    """Return the requirements not needing attention as a table collapsed in ``<details>``."""
+    rest_counts = Counter(item["outcome"] for item in layout.rest)
+    lines = [
+        "<details>",
+        f"<summary>{plural(len(layout.rest), 'requirement')}: "
+        f"{outcome_counts(rest_counts)}</summary>",
+        "",
+        "Checks counts each requirement's checks as passed, failed, errored, skipped, and run "
+        "without being able to judge it (unchecked).",
+        "",
+        "| ID | Title | Level | Outcome | Checks p/f/e/s/u | Note |",
+        "|---|---|---|---|---|---|",
+    ]
+    for item in layout.rest:
+        note = ", ".join(item.get("alternatives") or ()) or reasons(item)
+        lines.append(
+            f"| {_cell(item['id'])} | {_cell(item.get('title', ''))} | {_cell(item['level'])} "
+            f"| {_cell(item['outcome'])} | {count_cell(item)} | {_cell(note)} |"
+        )
+    return [*lines, "", "</details>", ""]
 
 
 def _unchecked_section(report: Mapping[str, Any]) -> list[str]:

@@ -311,3 +311,24 @@ def test_a_failure_leads_with_its_requirement_message() -> None:
     plain = TestReport("t", ("t", 0, "t"), {}, "failed", "Traceback ...", "call")
     _hooks.lead_with(plain, "LOG-001: \x1b[31mwhy")
     assert str(plain.longrepr) == "LOG-001: \\x1b[31mwhy\n\nTraceback ..."
+
+
+def test_no_empty_table_when_every_selected_requirement_needs_attention() -> None:
+    """A run whose every listed requirement failed says there is nothing else, with no empty
+    table, in Markdown and on the HTML page."""
+    from conformance import report_html
+
+    check = CheckResult(
+        "conformance/checks/test_o.py::test_o",
+        ("ORD-004",),
+        outcome=Outcome.FAIL,
+        failed=("ORD-004",),
+        detail="the vault was read",
+    )
+    report = _report([check], selection=("ORD-004",))
+    markdown = render_markdown(report)
+    assert "No other requirement in this run." in markdown
+    assert "<details>" not in markdown
+    page = report_html.page([report])
+    assert "No other requirement in this run." in page
+    assert "<details>" not in page
