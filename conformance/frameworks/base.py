@@ -190,6 +190,9 @@ class Framework(abc.ABC):
     capabilities: Sequence[str] = ("observe.log", "observe.receipts")
     #: Whether the framework can hold more than one value per entry (username, notes).
     fields: bool = True
+    #: Every other way the framework lets a placeholder be written, ``{name}`` standing for
+    #: the name; announced so that the bounded-work check tries each (R8).
+    variants: Sequence[str] = ()
 
     def __init__(self) -> None:
         self.handlers = Handlers()
@@ -228,6 +231,7 @@ class Framework(abc.ABC):
                 "spelling": self.spelling.format(name="{name}"),
                 "name": "secref_<id without hyphens>_<field>",
                 "fields": list(FIELDS) if self.fields else ["password"],
+                "variants": [v.format(name="{name}") for v in self.variants],
                 "rules": "R1 and R2 are not applicable to this spelling (decisions R11.1)",
             },
         }

@@ -48,6 +48,7 @@ class OpenHands(Framework):
 
     name = "openhands-sdk (MCP tools)"
     spelling = "${{{name}}}"
+    variants = ("${{{name}:-default}}", "${name}")
     loggers = ("openhands", "fastmcp", "mcp")
     capabilities = ("observe.log", "observe.receipts", "observe.ledger")
 

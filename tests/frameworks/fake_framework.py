@@ -7,7 +7,9 @@ call with an unknown name before its tool runs, and masks every delivered value 
 in the result. Each MODE breaks one step, as a framework might: ``mask-a-only`` masks the value
 itself and no other form, ``partial`` runs the tool with an unknown name left as text,
 ``names`` substitutes a string that merely equals a secret's name, ``keys`` substitutes keys,
-``log`` logs the substituted arguments at DEBUG.
+``log`` logs the substituted arguments at DEBUG, ``defaults`` also takes ``${NAME:-default}``
+(announced as a variant) with a scan for the default that looks for the close from every
+opening, as a backtracking pattern does.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from conformance.frameworks.base import Framework, HandlerFailed, Outcome, every
 
 _NAME = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 MODE = sys.argv[1] if len(sys.argv) > 1 else "sound"
+if MODE == "defaults":
+    _NAME = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}")
 
 
 class Fake(Framework):
@@ -30,6 +34,7 @@ class Fake(Framework):
     version = "1"
     spelling = "${{{name}}}"
     loggers = ("fake",)
+    variants = ("${{{name}:-default}}",) if MODE == "defaults" else ()
 
     def build(self) -> None:
         """Nothing to build: the secrets and tools are the adapter's."""

@@ -3,13 +3,16 @@
 The stand-in framework of ``fake_framework.py`` runs through the adapter base in every mode:
 sound, it fails no requirement and its verdict is ``incomplete``, never ``conformant``; each
 broken mode fails the requirement its step belongs to. browser-use is checked the same way when
-it is installed in the interpreter running the tests; the default test env does not have it
-(its install took minutes here), so that test is skipped with the reason.
+it is installed in the interpreter running the tests; askui and the OpenHands SDK are checked
+with the interpreter of their own venv, named by ``SECREF_ASKUI_PYTHON`` and
+``SECREF_OPENHANDS_PYTHON`` (``tox -e frameworks`` builds them). The default test env has none
+of them (each install took minutes here), so those tests are skipped with the reason.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 from typing import Final
@@ -27,6 +30,7 @@ BROKEN: Final = {
     "names": "INV5",
     "keys": "GRAM-014",
     "log": "LOG-001",
+    "defaults": "INV7",
 }
 
 
@@ -60,3 +64,35 @@ def test_browser_use_mutant_without_masking_is_caught() -> None:
     surfaces = set(entry["rows"]["SCRUB-003"]["surfaces"])
     assert "result" in surfaces or "failure text" in surfaces
     assert "INV2" in real
+
+
+def _venv_python(variable: str) -> str:
+    python = os.environ.get(variable, "")
+    if not python or not Path(python).exists():
+        pytest.skip(f"{variable} names no interpreter; tox -e frameworks builds its venv")
+    return python
+
+
+def _leaked(entry: dict[str, object], column: str) -> set[str]:
+    rows = entry["rows"]
+    assert isinstance(rows, dict)
+    return set(rows[column]["surfaces"])
+
+
+@pytest.mark.parametrize("path", ["", " --mcp"])
+def test_askui_mutant_without_redaction_is_caught(path: str) -> None:
+    python = _venv_python("SECREF_ASKUI_PYTHON")
+    real = measure(f"{python} -m conformance.frameworks.askui{path}", 60.0)
+    mutant = measure(f"{python} -m conformance.frameworks.askui{path} --mutant", 60.0)
+    # The release masks the value itself in the result and the failure text; the mutant not.
+    assert not {"result", "failure text"} & _leaked(real, "SCRUB-003")
+    assert {"result", "failure text"} <= _leaked(mutant, "SCRUB-003")
+
+
+def test_openhands_mutant_without_masking_is_caught() -> None:
+    python = _venv_python("SECREF_OPENHANDS_PYTHON")
+    real = measure(f"{python} -m conformance.frameworks.openhands", 60.0)
+    mutant = measure(f"{python} -m conformance.frameworks.openhands --mutant", 60.0)
+    assert "result" not in _leaked(real, "SCRUB-003")
+    assert "result" in _leaked(mutant, "SCRUB-003")
+    assert real["verdict"] == mutant["verdict"] == "non-conformant"
