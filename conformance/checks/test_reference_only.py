@@ -529,12 +529,17 @@ def test_ledger_path_refused_unless_regular(host: RecordingHost, tmp_path: Path)
             f"refusing the ledger path ({kind}), the error did not say {kind}",
         )
 
-    wide = tmp_path / "wide.jsonl"
-    wide.write_bytes(b"")
-    wide.chmod(0o644)
-    JsonlLedger(wide).append(_record(1, 10))
-    mode = stat.S_IMODE(wide.stat().st_mode)
-    require(mode == 0o600, "LEDG-012", f"an existing 0644 ledger was left at mode {mode:o}")
+    # Each wider mode, one bit for others or the group at a time too: a test of the mode that
+    # holds for 0644 may not hold for 0601.
+    for wider in (0o644, 0o601, 0o602, 0o604, 0o610, 0o620, 0o640):
+        wide = tmp_path / f"wide-{wider:o}.jsonl"
+        wide.write_bytes(b"")
+        wide.chmod(wider)
+        JsonlLedger(wide).append(_record(1, 10))
+        mode = stat.S_IMODE(wide.stat().st_mode)
+        require(
+            mode == 0o600, "LEDG-012", f"an existing {wider:o} ledger was left at mode {mode:o}"
+        )
 
 
 #: The size a ledger file is grown to (sparsely) before the file-size limit is set there: far
