@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from conformance.kernel.fold import unjudged
 from conformance.kernel.records import BASELINED_REQUIREMENT, CheckResult, Outcome
 
 _FAILING: Final = frozenset({Outcome.FAIL, Outcome.ERROR})
@@ -155,6 +156,10 @@ def apply(expectations: Expectations, checks: Sequence[CheckResult]) -> Applied:
                 check.detail = f"{check.detail or 'failed'} [baselined: {entry.note()}]"
                 applied.baselined.append((check.nodeid, entry.label))
         passed = [check for check in matched if check.outcome in _PASSING]
+        if entry.kind == "requirement":
+            # A check that could not judge the requirement did not show it holds: only a pass
+            # that judged it makes the entry an unexpected pass (decisions S1.1, S1.3).
+            passed = [check for check in passed if not unjudged(entry.id, check)]
         if not failing and passed:
             applied.unexpected.append((entry.label, [check.nodeid for check in passed]))
             if entry.kind == "requirement":

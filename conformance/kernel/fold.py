@@ -89,7 +89,7 @@ def counts(requirement: str, cited: Iterable[CheckResult]) -> dict[str, int]:
             found["error"] += 1
         elif check.outcome is Outcome.SKIPPED:
             found["skipped"] += 1
-        elif _unjudged(requirement, check):
+        elif unjudged(requirement, check):
             found["unchecked"] += 1
         else:
             found["pass"] += 1
@@ -168,7 +168,7 @@ def _within(result: RequirementResult, selected: AbstractSet[str] | None) -> Req
     return result
 
 
-def _unjudged(requirement: str, check: CheckResult) -> list[str]:
+def unjudged(requirement: str, check: CheckResult) -> list[str]:
     """Return why ``check``, which cites ``requirement``, did not judge it (empty: it did)."""
     reasons = [reason for rid, reason in check.unchecked if rid == requirement]
     reasons += [
@@ -241,20 +241,20 @@ def _fold_one(
         for check in cited
         if check.executed
         and check.outcome not in (Outcome.FAIL, Outcome.BASELINED)
-        and not _unjudged(entry.id, check)
+        and not unjudged(entry.id, check)
     ]
     skipped = [check.detail or "skipped" for check in cited if check.outcome is Outcome.SKIPPED]
-    unjudged = [
+    blind_reasons = [
         reason
         for check in cited
         if check.outcome is not Outcome.SKIPPED
-        for reason in _unjudged(entry.id, check)
+        for reason in unjudged(entry.id, check)
     ]
     # A case the suite could not see is a case not certified, however many others passed: a
     # host must not escape a check by hiding what it would have read.
     blind = [
         reason
-        for reason in dict.fromkeys(skipped + unjudged)
+        for reason in dict.fromkeys(skipped + blind_reasons)
         if not reason.startswith(NOT_APPLICABLE_PREFIX)
     ]
     if blind:
@@ -276,7 +276,7 @@ def _fold_one(
         result.outcome = Outcome.ACCEPTED.value
     else:
         result.outcome = NOT_APPLICABLE
-        result.details = list(dict.fromkeys(skipped + unjudged))
+        result.details = list(dict.fromkeys(skipped + blind_reasons))
     return result
 
 

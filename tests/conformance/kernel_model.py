@@ -231,6 +231,13 @@ def check_properties(inputs: Inputs) -> Decision:
             if _broke(check) or check.outcome is Outcome.ERROR:
                 assert _known(inputs, check), f"{check.nodeid} forgiven by no known entry"
 
+    # A requirement entry is an unexpected pass only where a check judged its requirement:
+    # a check blind to it shows nothing about it (decisions S1.1).
+    for label, _nodes in decision.applied.unexpected if decision.applied else ():
+        kind, _, rid = label.partition(" ")
+        if kind == "requirement":
+            assert any(_judges(check, rid) for check in inputs.checks), f"{label} unjudged"
+
     # A narrowed or stopped run is never plainly conformant (decisions S1.7).
     if inputs.is_narrowed() or inputs.stopped:
         assert decision.verdict != CONFORMANT

@@ -111,7 +111,7 @@ def _stop_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _blind_check_judges(monkeypatch: pytest.MonkeyPatch) -> None:
     """A check that could not see a requirement's surface passes it anyway (S1.1, S1.3)."""
-    monkeypatch.setattr(kernel_fold, "_unjudged", lambda requirement, check: [])
+    monkeypatch.setattr(kernel_fold, "unjudged", lambda requirement, check: [])
 
 
 def _skip_counts_as_pass(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -306,3 +306,15 @@ def test_a_host_that_restarted_as_another_is_a_harness_error_whatever_is_declare
     known = Expectations("f", known=(Entry("check", "a", "known"),))
     decision = decide(Inputs([MUST_A], [restarted], expectations=known))
     assert (decision.verdict, decision.exit_code) == (HARNESS_ERROR, 2)
+
+
+def test_a_requirement_entry_is_not_contradicted_by_a_check_blind_to_it() -> None:
+    """A known failure listed by requirement stays expected while no check could judge it: a
+    check that passed without seeing the requirement's surface is no evidence it holds."""
+    blind = _passing("a", "LOG-001")
+    blind.unchecked.append(("LOG-001", "the host did not announce observe.log"))
+    known = Expectations("f", known=(Entry("requirement", "LOG-001", "walks one page"),))
+    decision = decide(Inputs([MUST_B], [blind], expectations=known))
+    assert decision.applied is not None
+    assert decision.applied.unexpected == []
+    assert decision.verdict == INCOMPLETE
