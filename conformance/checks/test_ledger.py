@@ -10,6 +10,7 @@ is swept for values by the canary detector after every check.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -203,11 +204,15 @@ _HANDLER_SLEEP_S = 3.0
 @pytest.mark.req("LEDG-021")
 def test_duration_counts_the_call(host: RecordingHost, mint: Mint) -> None:
     """A call its tool held until the execution timeout records a durationMs of at least half
-    that timeout: the field measures the call, it is not a constant."""
+    that timeout and no more than the invoke took: the field measures the call, it is not a
+    constant nor another clock's reading."""
     slow = tool("slow", HandlerKind.TIMEOUT, seconds=_HANDLER_SLEEP_S)
     secret = make_secret(mint)
     host.reset(config([secret], tools=(slow,), execution_timeout_s=_EXECUTION_TIMEOUT_S))
+    started = time.monotonic()
     outcome = host.invoke(slow.name, args_json({"x": ref(secret.id)}))
+    # The call cannot have taken longer than the invoke that ran it (a second of slack).
+    ceiling = int((time.monotonic() - started) * 1000) + 1000
     require(
         outcome.is_error,
         "LEDG-021",
@@ -222,4 +227,9 @@ def test_duration_counts_the_call(host: RecordingHost, mint: Mint) -> None:
         "LEDG-021",
         f"a call held for the {_EXECUTION_TIMEOUT_S * 1000:.0f} ms execution timeout recorded "
         f"durationMs {duration!r}, under {floor}",
+    )
+    should(
+        isinstance(duration, int) and duration <= ceiling,
+        "LEDG-021",
+        f"a call that took under {ceiling} ms to invoke recorded durationMs {duration!r}",
     )
