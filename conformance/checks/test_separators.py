@@ -7,7 +7,8 @@ approves, so a host whose parser takes a stray character for the separator it st
 resolves the call and delivers the value to a tool, where R1.8 refuses it as
 SECRET_UNRESOLVED. The characters are fixed, not drawn: those next to each separator in code
 point order (so that a comparison turned into ``<=`` or ``>=`` is caught on both sides), each
-separator at another's place, and a few others. It never prints a value.
+separator at another's place, and a few others. It also cuts arguments longer than 256
+characters where JSON expects more. It never prints a value.
 """
 
 from __future__ import annotations
@@ -82,3 +83,33 @@ def test_stray_separator_refused(
         "GRAM-016",
         f"invalid JSON with a stray character at the {position} place reached its tool",
     )
+
+
+#: Filler that puts every place a long text is cut past 256 characters, where a comparison of
+#: positions by identity (``is not``) stops agreeing with one by value in CPython.
+_PAD: Final = "p" * 300
+
+#: Long arguments cut where JSON expects more: a value, a key, an item, a closing brace.
+CUTS: Final = {
+    "value": '{"a":"{R}","pad":"' + _PAD + '","b":',
+    "key": '{"a":"{R}","pad":"' + _PAD + '",',
+    "item": '{"a":"{R}","pad":["' + _PAD + '",',
+    "close": '{"a":"{R}","pad":"' + _PAD + '"',
+}
+
+
+@pytest.mark.req("GRAM-016")
+@pytest.mark.parametrize("cut", list(CUTS))
+def test_long_arguments_cut_short_refused(host: RecordingHost, mint: Mint, cut: str) -> None:
+    """Arguments longer than 256 characters that end where JSON expects more are invalid
+    JSON: a real, approved reference in them is refused as SECRET_UNRESOLVED, no tool runs."""
+    secret = make_secret(mint)
+    host.reset(config([secret]))
+    text = CUTS[cut].replace("{R}", ref(secret.id))
+    outcome = host.invoke(RECORDER.name, text, answering(Answer.APPROVE))
+    require(
+        outcome.disposition == "SECRET_UNRESOLVED",
+        "GRAM-016",
+        f"{len(text)} characters of arguments cut at a {cut} ended {outcome.disposition}",
+    )
+    require(host.observe().receipts == (), "GRAM-016", f"arguments cut at a {cut} reached a tool")
