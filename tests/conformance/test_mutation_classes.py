@@ -82,6 +82,14 @@ CASES: Final = (
         "conformance/checks/test_separators.py",
     ),
     (
+        "parse-position-compared-by-identity",
+        "_grammar",
+        'char = raw[pos] if pos < n else ""',
+        'char = raw[pos] if pos is not n else ""',
+        294,
+        "conformance/checks/test_separators.py",
+    ),
+    (
         "pending-count-compared-by-identity",
         "_approve",
         "if self._open >= self.limit:",
