@@ -540,6 +540,25 @@ def test_ledger_path_refused_unless_regular(host: RecordingHost, tmp_path: Path)
         require(
             mode == 0o600, "LEDG-012", f"an existing {wider:o} ledger was left at mode {mode:o}"
         )
+    # Modes that give the owner neither read nor write: a process that may still open the file
+    # for writing (root) must tighten it; any other gets a clear refusal, which R6.7 allows.
+    for wider in (0o004, 0o044, 0o066):
+        wide = tmp_path / f"ownerless-{wider:o}.jsonl"
+        wide.write_bytes(b"")
+        wide.chmod(wider)
+        try:
+            JsonlLedger(wide).append(_record(1, 10))
+        except OSError as error:
+            require(
+                "cannot be opened" in str(error),
+                "LEDG-012",
+                f"an existing {wider:o} ledger was refused without a clear error",
+            )
+            continue
+        mode = stat.S_IMODE(wide.stat().st_mode)
+        require(
+            mode == 0o600, "LEDG-012", f"an existing {wider:o} ledger was left at mode {mode:o}"
+        )
 
 
 #: The size a ledger file is grown to (sparsely) before the file-size limit is set there: far
