@@ -61,6 +61,12 @@ NOT_APPLICABLE: Final = (
 #: A call's work on adversarial text may grow at most this much when the text grows 4 times.
 GROWTH_LIMIT: Final = 12.0
 
+#: The smaller adversarial text is doubled until its call takes this long beyond a trivial one.
+TIMED_FLOOR_S: Final = 0.05
+
+#: ... but never beyond this many characters (the larger text is 4 or 8 times as long).
+MAX_SMALL_CHARS: Final = 100_000
+
 
 @dataclass
 class Row:
@@ -252,42 +258,43 @@ class Run:
         :data:`GROWTH_LIMIT` times as long (8 times as long, twice that); a call the host
         never answers fails too. Only the call is timed, not the configuration before it, and
         less the time of a call with one character, so that a framework's fixed cost per call
-        does not hide the growth. The unclosed placeholders grow 8 times, since their first
-        size already costs a framework's per-character work.
+        does not hide the growth; the smaller text is doubled until its call takes
+        :data:`TIMED_FLOOR_S` beyond that. The unclosed placeholders grow 8 times, since
+        their first size already costs a framework's per-character work.
         """
         head = spelled.split(name)[0] or spelled[:2]
-        texts: dict[str, tuple[Callable[[int], str], tuple[int, ...]]] = {
-            "one character": (lambda size: "x", (1,)),
+        texts: dict[str, tuple[Callable[[int], str], tuple[int, int]]] = {
             "openings": (lambda size: (head * size) + (head + name) * (size // 10), (1_000, 4_000)),
             "unclosed placeholders": (lambda size: spelled[:-1] * size, (250, 2_000)),
         }
         secret = make_secret(self.mint)
-        base = 0.0
-        for label, (text_of, sizes) in texts.items():
-            timings = []
-            for size in sizes:
-                try:
-                    self.host.reset(config([secret]))
-                    started = time.perf_counter()
-                    self.host.invoke(RECORDER.name, json.dumps({"k": text_of(size)}))
-                except HostError as error:
+
+        def timed(text: str) -> float:
+            self.host.reset(config([secret]))
+            started = time.perf_counter()
+            self.host.invoke(RECORDER.name, json.dumps({"k": text}))
+            return time.perf_counter() - started
+
+        try:
+            base = timed("x")
+            for label, (text_of, (size, large_size)) in texts.items():
+                grown = large_size // size
+                # The smaller text must cost enough to be timed above the call's own noise:
+                # double it until it does (a host slow on it stops this at once).
+                small = max(0.0, timed(text_of(size)) - base)
+                while small < TIMED_FLOOR_S and len(text_of(size)) < MAX_SMALL_CHARS:
+                    size *= 2
+                    small = max(0.0, timed(text_of(size)) - base)
+                large = max(0.0, timed(text_of(size * grown)) - base)
+                limit = GROWTH_LIMIT * grown / 4
+                if large > 20.0 or (small >= TIMED_FLOOR_S and large / small > limit):
                     self.rows["INV7"].fail(
-                        f"{spelled_label(spelled, name)} {label}, {size}: {type(error).__name__}"
+                        f"{spelled_label(spelled, name)} {label}: {grown} times the text took "
+                        f"{large / max(small, 1e-6):.0f} times as long "
+                        f"({small:.2f} s, then {large:.2f} s)"
                     )
-                    return
-                timings.append(max(0.0, time.perf_counter() - started - base))
-            if len(timings) == 1:
-                base = timings[0]
-                continue
-            small, large = timings
-            grown = sizes[1] // sizes[0]
-            limit = GROWTH_LIMIT * grown / 4
-            if large > 20.0 or (small > 0.05 and large / small > limit):
-                self.rows["INV7"].fail(
-                    f"{spelled_label(spelled, name)} {label}: {grown} times the text took "
-                    f"{large / max(small, 1e-6):.0f} times as long "
-                    f"({small:.2f} s, then {large:.2f} s)"
-                )
+        except HostError as error:
+            self.rows["INV7"].fail(f"{spelled_label(spelled, name)}: {type(error).__name__}")
 
 
 def spelled_label(spelled: str, name: str) -> str:
