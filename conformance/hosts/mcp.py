@@ -646,19 +646,44 @@ class McpHost:
         read = read_final(final, endpoint.get("dispositionMeta"))
         if read.disposition:
             return read
-        return CallResult(self._ledger_disposition(ledger_before), read.text, read.is_error)
+        return CallResult(self._ledger_disposition(ledger_before, call), read.text, read.is_error)
 
-    def _ledger_disposition(self, before: int) -> str:
+    def _ledger_disposition(self, before: int, call: McpCall) -> str:
+        """Return the disposition the ledger records for ``call``, or an unlearned one.
+
+        Only a record of the call's own tool counts, and one whose ``sanitizedArgs`` equal the
+        arguments sent is preferred: a record written meanwhile for another call (a prompt
+        answered while this call ran) must never be read as this call's (decisions R9.8).
+        """
         lines = self.driver.observe().ledger_bytes.splitlines()
+        same_tool: str | None = None
         for line in reversed(lines[max(before, 0) :]):
             try:
                 record = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(record, dict) and "approvalDisposition" in record:
+            if not isinstance(record, dict) or "approvalDisposition" not in record:
+                continue
+            if record.get("toolName") != call.tool:
+                continue
+            if _same_arguments(record.get("sanitizedArgs"), call.arguments):
                 return str(record["approvalDisposition"])
+            if same_tool is None:
+                same_tool = str(record["approvalDisposition"])
+        if same_tool is not None:
+            return same_tool
         # Nothing named it: what rests on it is unchecked, never failed (decisions S1.12).
         return UnlearnedDisposition()
+
+
+def _same_arguments(recorded: object, sent: Mapping[str, Any]) -> bool:
+    """Whether a ledger record's ``sanitizedArgs`` (text or a decoded value) equal ``sent``."""
+    if isinstance(recorded, str):
+        try:
+            recorded = json.loads(recorded)
+        except ValueError:
+            return False
+    return recorded == sent
 
 
 class _McpPending:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from conformance.host import CallResult, Receipt
-from conformance.outcomes import fail, should
+from conformance.outcomes import UnlearnedDisposition, fail, should
 
 #: Every compared field and the requirements that fix it (docs/conformance.md, "The model").
 FIELD_REQUIREMENTS: Final[Mapping[str, tuple[str, ...]]] = {
@@ -153,8 +153,20 @@ def _fence5(call: Call) -> bool:
     return replaced and not denied
 
 
+#: Dispositions of calls that end before the pre-pass, so that no ledger record need name
+#: them (design: the ledger records what reaches the pre-pass; decisions LEDG-006 EITHER).
+UNRECORDED: Final = frozenset({"UNKNOWN_TOOL", *WITHHELD_TOOL})
+
+
 def dispositions(call: Call, host: CallResult, model: CallResult, held: Held) -> None:
     """Compare one call's disposition; fail naming what fixes the model's."""
+    if isinstance(host.disposition, UnlearnedDisposition) and model.disposition in UNRECORDED:
+        # Over MCP a refusal sent as a JSON-RPC error without data, for a call no ledger record
+        # names, tells no client its disposition (decisions R9.5, R9.8): what is seen of it is
+        # that it was refused, and the targeted checks of ORD-004 and ORD-006 judge the rest.
+        if host.is_error is not model.is_error:
+            fail(reasons(model.disposition, model.text, call), f"call {call.step} was not refused")
+        return
     if host.disposition == model.disposition and host.is_error == model.is_error:
         return
     where = f"call {call.step} to {call.tool}"
