@@ -156,6 +156,19 @@ def _add_report_options(parser: argparse.ArgumentParser) -> None:
         help="write a JUnit XML file to PATH, one testcase per check, for CI dashboards "
         "(pytest's --junitxml; default: none)",
     )
+    parser.add_argument(
+        "--step-summary",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="append the verdict and the Markdown report to PATH, a CI job summary (default: "
+        "$GITHUB_STEP_SUMMARY when it is set, else none)",
+    )
+    parser.add_argument(
+        "--no-step-summary",
+        action="store_true",
+        help="append no job summary, even when $GITHUB_STEP_SUMMARY is set",
+    )
 
 
 def _reports(options: argparse.Namespace) -> tuple[Path | None, Path | None, list[str]]:
@@ -297,7 +310,7 @@ def _main(argv: Sequence[str] | None) -> int:
             return HARNESS_FAILURE
         # One host per worker process; the controller rebuilds each check's result.
         passed += ["-n", str(options.workers), "--dist", "load"]
-    from conformance import smoke
+    from conformance import smoke, step_summary
     from conformance.hosts import release_started
 
     # An adapter is started and handshaken before pytest collects anything: one that cannot be
@@ -312,7 +325,7 @@ def _main(argv: Sequence[str] | None) -> int:
         scratch = tempfile.TemporaryDirectory(prefix="secref-conformance-")
         report_json = Path(scratch.name) / "conformance.json"
     try:
-        return run(
+        code = run(
             options.host,
             report_json,
             report_md,
@@ -320,6 +333,10 @@ def _main(argv: Sequence[str] | None) -> int:
             [*passed, *junit, *options.pytest_args],
             keep_json=scratch is None,
         )
+        summary = step_summary.target(options.step_summary, options.no_step_summary)
+        if summary is not None:
+            step_summary.append(summary, report_json, code)
+        return code
     finally:
         release_started()
         if scratch is not None:
