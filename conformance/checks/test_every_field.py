@@ -89,6 +89,32 @@ def test_single_field_call_is_asked(
     )
 
 
+@pytest.mark.req("APPR-001", "INV3")
+@pytest.mark.parametrize("grant", list(_GRANTS))
+def test_usernames_only_call_is_asked(host: RecordingHost, mint: Mint, grant: str) -> None:
+    """A call whose references are two usernames, and nothing else, prompts once under every
+    trust a host can grant: more usernames make it no less secret-bearing."""
+    policy, capability, action = _GRANTS[grant]
+    if capability is not None:
+        host.need(capability)
+    first, second = make_secret(mint), make_secret(mint)
+    low = tool(RECORDER.name, HandlerKind.RECORDER, risk="LOW")
+    host.reset(config([first, second], tools=(low,), policy=policy))
+    free = host.invoke(low.name, args_json({"x": "plain"}), acting(action) if action else None)
+    if free.disposition == "POLICY_DENIED":
+        pytest.skip(f"the host does not accept the {grant} policy field")
+    before = len(host.observe().approval_requests)
+    arguments = {"a": ref(first.id, "username"), "b": ref(second.id, "username")}
+    outcome = host.invoke(low.name, args_json(arguments))
+    after = host.observe().approval_requests[before:]
+    require(
+        len(after) == 1,
+        ("APPR-001", "INV3"),
+        f"under {grant} a call whose only references are two usernames ran without one prompt",
+    )
+    require(not outcome.is_error, "APPR-001", f"the approved call ended {outcome.disposition}")
+
+
 @pytest.mark.req("FENCE-001", "FENCE-002", "INV4")
 @pytest.mark.parametrize("case", ["revoke-tool", "deny-provider"])
 @pytest.mark.parametrize("field_name", FIELDS)
