@@ -9,7 +9,8 @@ itself and no other form, ``partial`` runs the tool with an unknown name left as
 ``names`` substitutes a string that merely equals a secret's name, ``keys`` substitutes keys,
 ``log`` logs the substituted arguments at DEBUG, ``defaults`` also takes ``${NAME:-default}``
 (announced as a variant) with a scan for the default that looks for the close from every
-opening, as a backtracking pattern does.
+opening, as a backtracking pattern does, ``unannounced`` announces neither its log nor its
+receipts (``observe.log``, ``observe.receipts``), though the adapter base sends both.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class Fake(Framework):
     spelling = "${{{name}}}"
     loggers = ("fake",)
     variants = ("${{{name}:-default}}",) if MODE == "defaults" else ()
+    capabilities = () if MODE == "unannounced" else Framework.capabilities
 
     def build(self) -> None:
         """Nothing to build: the secrets and tools are the adapter's."""

@@ -53,6 +53,17 @@ def test_each_broken_step_is_caught(mode: str) -> None:
     assert verdict == "non-conformant"
 
 
+def test_a_surface_never_announced_is_unchecked_never_passed() -> None:
+    """Without ``observe.log`` the log is not searched and LOG-001 is unchecked; without
+    ``observe.receipts`` every requirement judged on what the tool received is unchecked."""
+    entry = measure(f"{sys.executable} {FAKE} unannounced", 30.0)
+    statuses = {column: row["status"] for column, row in entry["rows"].items()}
+    unseen = {"LOG-001", "INV2", "INV5", "GRAM-014", "INV6"}
+    assert {column for column, status in statuses.items() if status == "unchecked"} >= unseen
+    assert "fail" not in statuses.values()
+    assert entry["verdict"] == "incomplete"
+
+
 @pytest.mark.skipif(
     importlib.util.find_spec("browser_use") is None,
     reason="browser-use is not installed in this env; tox -e frameworks builds its own",
