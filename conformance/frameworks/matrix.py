@@ -24,6 +24,7 @@ from typing import Any, Final
 from conformance.canary import issued_canaries
 from conformance.frameworks.checks import COLUMNS, NOT_APPLICABLE, NOT_OFFERED, run_checks
 from conformance.hosts.subprocess import SubprocessHost
+from conformance.inert import markdown_text as _escape
 
 #: Where the reports go unless told otherwise.
 DEFAULT_JSON: Final = Path("reports") / "frameworks.json"
@@ -86,18 +87,16 @@ def cell(row: dict[str, Any]) -> str:
     return f"FAIL ({inner})" if inner else "FAIL"
 
 
-def _escape(text: str) -> str:
-    for char in "\\`*_{}[]<>()#+!|":
-        text = text.replace(char, "\\" + char)
-    return text
-
-
 def markdown(
     entries: Sequence[dict[str, Any]],
     skipped: Sequence[str],
     installs: Sequence[dict[str, Any]] = (),
 ) -> str:
-    """Return the Markdown matrix, the envs' install times and each framework's details."""
+    """Return the Markdown matrix, the envs' install times and each framework's details.
+
+    What the adapter announced (its name, version, spelling, capabilities) and the details
+    that quote its spelling are made inert for Markdown (:func:`conformance.inert.markdown_text`).
+    """
     head = ["framework", "version", "verdict", "R1, R2", *COLUMNS]
     lines = [
         "# Placeholder hosts measured (decisions R11)",
@@ -106,7 +105,7 @@ def markdown(
         "|" + "---|" * len(head),
     ]
     for entry in entries:
-        cells = [_escape(entry["framework"]), entry["version"], entry["verdict"], "n/a"]
+        cells = [_escape(entry["framework"]), _escape(entry["version"]), entry["verdict"], "n/a"]
         cells += [cell(entry["rows"][column]) for column in COLUMNS]
         lines.append("| " + " | ".join(cells) + " |")
     for line in skipped:
@@ -124,10 +123,10 @@ def markdown(
     for entry in entries:
         lines += [
             "",
-            f"### {_escape(entry['framework'])} {entry['version']}",
+            f"### {_escape(entry['framework'])} {_escape(entry['version'])}",
             "",
-            f"Spelling: `{entry['spelling']}`; surfaces announced: "
-            f"{', '.join(entry['capabilities'])}, result, failure text, standard error; "
+            f"Spelling: {_escape(entry['spelling'])}; surfaces announced: "
+            f"{_escape(', '.join(entry['capabilities']))}, result, failure text, standard error; "
             f"verdict: {entry['verdict']}; run time {entry['runSeconds']} s.",
             "",
             f"- R1, R2: {_escape(entry['notApplicable'])}",
