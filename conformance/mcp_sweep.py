@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from conformance.canary import (
     FORM_REQUIREMENTS,
@@ -23,10 +23,18 @@ from conformance.canary import (
     Guarded,
     Surface,
     Sweep,
+    issued_canaries,
     required_forms,
     strings,
 )
-from conformance.mcp_tap import FROM_CLIENT, FROM_SERVER
+from conformance.late import LateReport, run_guarded
+from conformance.mcp_tap import FROM_CLIENT, FROM_SERVER, Drained
+
+if TYPE_CHECKING:
+    from conformance.canary import Canary
+
+#: The name the late-output barrier reports the tapped MCP session under.
+SESSION_STREAM: Final = "MCP session"
 
 #: What a leak on each MCP surface violates (decisions R9.3, R9.6, R9.7; design invariant 1).
 MCP_SURFACE_REQUIREMENTS: Final = {
@@ -429,8 +437,13 @@ class RunForms:
     of a guarded value is at least that long) and each text is read once.
     """
 
-    def __init__(self, guarded: Iterable[Guarded]) -> None:
+    def __init__(self, guarded: Iterable[Guarded] = ()) -> None:
         self._index: dict[str, list[tuple[Guarded, str, str]]] = {}
+        self.add(guarded)
+
+    def add(self, guarded: Iterable[Guarded]) -> None:
+        """Index every required form of ``guarded`` too: a run's forms are indexed once each,
+        as its canaries are issued, never again per check."""
         for item in guarded:
             if len(item.value) < MIN_GUARDED_CODE_POINTS:
                 continue
@@ -441,8 +454,9 @@ class RunForms:
     def __bool__(self) -> bool:
         return bool(self._index)
 
-    def find(self, text: str) -> list[tuple[Guarded, str]]:
-        """Return (value, form name) for every form of every value in ``text``, each once."""
+    def find(self, text: str, exclude: frozenset[str] = frozenset()) -> list[tuple[Guarded, str]]:
+        """Return (value, form name) for every form of every value but ``exclude`` in
+        ``text``, each once."""
         found: dict[tuple[str, str], tuple[Guarded, str]] = {}
         index = self._index
         width = MIN_GUARDED_CODE_POINTS
@@ -451,7 +465,7 @@ class RunForms:
             if candidates is None:
                 continue
             for item, name, form in candidates:
-                if text.startswith(form, start):
+                if item.value not in exclude and text.startswith(form, start):
                     found.setdefault((item.label, name), (item, name))
         return list(found.values())
 
@@ -462,15 +476,17 @@ def late_search(
     forms: RunForms,
     *,
     allowed: Mapping[int, frozenset[str]] | None = None,
+    exclude: frozenset[str] = frozenset(),
 ) -> list[Finding]:
     """Search tapped messages for every form in ``forms``: output no check's sweep judged.
 
     Args:
         messages: Tapped messages, both directions.
         index: The session's requests; extended with ``messages``'.
-        forms: The values to look for (a run's canaries, or those of other checks).
+        forms: The values to look for (a run's canaries).
         allowed: window -> the values a call's result of that window may hold (its own, with
             scrubbing off: decisions R5.5); ``None``: none may.
+        exclude: Values not looked for (the check's own, which its sweep judged).
 
     Returns:
         One finding per message place, value and form, naming the requirements as the
@@ -485,7 +501,7 @@ def late_search(
         for place in places(message, index):
             if place.binary:
                 continue
-            for item, form in forms.find(place.text):
+            for item, form in forms.find(place.text, exclude):
                 if place.descriptor and item.is_username:
                     continue
                 if place.result and item.value in may_hold:
@@ -503,3 +519,57 @@ def late_search(
                     )
                 )
     return found
+
+
+class SessionLate:
+    """What the MCP session sent that no check's sweep judged, for the end-of-run barrier.
+
+    At each sweep the messages of earlier windows are searched for every canary of the run,
+    and the check's own window for every canary but the check's; the findings are kept until
+    :meth:`report`, which searches what came after the last sweep (decisions R9.3, S1.9). The
+    run's forms are indexed as its canaries are issued, each once (:class:`RunForms`).
+
+    Attributes:
+        index: The session's requests (:class:`SessionIndex`).
+        may_hold: window -> the values its calls' results may hold (scrubbing off, decisions
+            R5.5).
+    """
+
+    def __init__(self) -> None:
+        self.index = SessionIndex()
+        self.may_hold: dict[int, frozenset[str]] = {}
+        self._kept = LateReport()
+        self._forms = RunForms()
+        self._known = 0
+
+    def search(self, messages: Sequence[Any], exclude: frozenset[str] = frozenset()) -> None:
+        """Search ``messages`` for every canary issued so far but ``exclude``; keep the
+        findings for :meth:`report`."""
+        fresh = issued_canaries(self._known)
+        self._known += len(fresh)
+        self._forms.add(run_guarded(fresh))
+        if messages and self._forms:
+            self._kept.findings.extend(
+                late_search(
+                    messages, self.index, self._forms, allowed=self.may_hold, exclude=exclude
+                )
+            )
+
+    def unsearched(self, notes: Iterable[str]) -> None:
+        """Keep ``notes`` on messages of earlier windows not kept whole (decisions S1.3)."""
+        self._kept.unsearched.extend((SESSION_STREAM, note) for note in notes)
+
+    def report(self, drained: Drained, canaries: Sequence[Canary]) -> LateReport:
+        """Return the barrier's report on the session: ``drained`` (what came after the last
+        sweep) searched for every form of ``canaries``, with what the sweeps kept."""
+        report = LateReport()
+        forms = RunForms(run_guarded(canaries))
+        if forms and drained.messages:
+            report.findings.extend(
+                late_search(drained.messages, self.index, forms, allowed=self.may_hold)
+            )
+        report.extend(self._kept)
+        self._kept = LateReport()
+        report.searched.append(SESSION_STREAM)
+        report.unsearched.extend((SESSION_STREAM, note) for note in drained.unsearched())
+        return report

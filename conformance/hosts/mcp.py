@@ -41,15 +41,13 @@ from conformance.host import (
 from conformance.hosts import HostSelectionError
 from conformance.hosts.subprocess import SubprocessHost
 from conformance.late import LateReport
+from conformance.mcp_sweep import SESSION_JUDGES, SessionLate, merge, sweep_session
 from conformance.mcp_tap import SessionTap, TappedReceive, TappedSend
 from conformance.outcomes import UnlearnedDisposition
 
 #: Seconds the session stays open after the last check, for what the server sends late (a log
 #: notification after the last result) to arrive and be searched (decisions S1.9).
 LATE_GRACE_S: Final = 1.0
-
-#: The name the late-output barrier reports the tapped MCP session under.
-SESSION_STREAM: Final = "MCP session"
 
 #: The skip reason of a call whose argument text MCP cannot carry (decisions R9.2, S1).
 NOT_CARRIED: Final = (
@@ -250,10 +248,8 @@ class McpHost:
         self.searched: tuple[str, ...] = ()
         #: Every JSON-RPC message of every session, both directions (conformance.mcp_tap).
         self.tap = SessionTap()
-        self._index: Any = None
-        #: window -> the values its calls' results may hold (scrubbing off, decisions R5.5).
-        self._may_hold: dict[int, frozenset[str]] = {}
-        self._late = LateReport()
+        #: What the session sent that no check's sweep judged (decisions S1.9).
+        self._late = SessionLate()
         self._portal_cm: AbstractContextManager[Any] | None = None
         self._portal: Any = None
         self._session_cm: AbstractContextManager[Any] | None = None
@@ -400,7 +396,7 @@ class McpHost:
         window = self.tap.open_window()
         policy = config.policy or {}
         if policy.get("resultScrubbingEnabled", True) is False:
-            self._may_hold[window] = frozenset(
+            self._late.may_hold[window] = frozenset(
                 str(getattr(secret, name))
                 for secret in config.secrets
                 for name in ("password", "username", "notes")
@@ -528,11 +524,10 @@ class McpHost:
             RuntimeError: The suite's own client sent a value: a defect of the suite, never
                 the host's failure.
         """
-        from conformance.mcp_sweep import SESSION_JUDGES, merge, sweep_session
         from conformance.outcomes import unchecked
 
         drained = self.tap.drain()
-        index = self._session_index()
+        index = self._late.index
         index.learn(drained.messages)
         current = [message for message in drained.messages if message.window == drained.window]
         earlier = [message for message in drained.messages if message.window != drained.window]
@@ -543,39 +538,12 @@ class McpHost:
         for note in drained.unsearched(current=True):
             unchecked(SESSION_JUDGES, note)
             self.searched = (*self.searched, f"not searched: {note}")
-        own = frozenset(item.value for item in detector.guarded)
-        self._search_late(earlier, exclude=frozenset())
-        self._search_late(current, exclude=own)
-        self._late.unsearched.extend(
-            (SESSION_STREAM, note) for note in drained.unsearched(current=False)
-        )
+        self._late.search(earlier)
+        self._late.search(current, exclude=frozenset(item.value for item in detector.guarded))
+        self._late.unsearched(drained.unsearched(current=False))
         if found.client:
             shown = "; ".join(finding.describe() for finding in found.client[:3])
             raise RuntimeError(f"the suite's MCP client sent a value (a suite defect): {shown}")
-
-    def _session_index(self) -> Any:
-        from conformance.mcp_sweep import SessionIndex
-
-        if self._index is None:
-            self._index = SessionIndex()
-        return self._index
-
-    def _search_late(self, messages: Sequence[Any], exclude: frozenset[str]) -> None:
-        """Search ``messages`` for every canary of the run but ``exclude``; keep what is found
-        for the end-of-run barrier."""
-        from conformance.canary import Guarded, issued_canaries
-        from conformance.mcp_sweep import RunForms, late_search
-
-        if not messages:
-            return
-        forms = RunForms(
-            Guarded(canary.label, canary.value, canary.label.endswith(".username"))
-            for canary in issued_canaries()
-            if canary.value not in exclude
-        )
-        if forms:
-            found = late_search(messages, self._session_index(), forms, allowed=self._may_hold)
-            self._late.findings.extend(found)
 
     def late_findings(self, canaries: Sequence[Any]) -> LateReport:
         """Search what the session sent after each check's sweep for every form of
@@ -587,23 +555,7 @@ class McpHost:
         Returns:
             The findings, the streams searched and those not searched whole (decisions S1.9).
         """
-        from conformance.canary import Guarded
-        from conformance.mcp_sweep import RunForms, late_search
-
-        drained = self.tap.drain()
-        report = LateReport()
-        forms = RunForms(
-            Guarded(canary.label, canary.value, canary.label.endswith(".username"))
-            for canary in canaries
-        )
-        if forms and drained.messages:
-            report.findings.extend(
-                late_search(drained.messages, self._session_index(), forms, allowed=self._may_hold)
-            )
-        report.extend(self._late)
-        self._late = LateReport()
-        report.searched.append(SESSION_STREAM)
-        report.unsearched.extend((SESSION_STREAM, note) for note in drained.unsearched())
+        report = self._late.report(self.tap.drain(), canaries)
         driver_late = getattr(self.driver, "late_findings", None)
         if callable(driver_late):
             more = driver_late(canaries)

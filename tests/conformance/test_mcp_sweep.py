@@ -20,6 +20,7 @@ from conformance.hosts.mcp import (
 from conformance.mcp_sweep import (
     RunForms,
     SessionIndex,
+    SessionLate,
     SessionSweep,
     late_search,
     sweep_mcp,
@@ -422,6 +423,32 @@ def test_the_late_search_finds_every_canary_with_the_same_exceptions() -> None:
         ("c1.password", ("INV1", "MCP-004")),
         ("c2.username", ("INV1", "MCP-004")),
     ]
+
+
+@pytest.mark.req("MCP-004", "INV1")
+def test_the_session_late_search_indexes_each_canary_as_issued_and_spares_the_checks_own() -> None:
+    from conformance.canary import Kind, Mint
+    from conformance.mcp_tap import Drained
+
+    mint = Mint()
+    first, own = mint.canary(Kind.PLAIN, "password"), mint.canary(Kind.PLAIN, "password")
+
+    def log(*values: str) -> list[Tapped]:
+        params = {"level": "info", "data": list(values)}
+        return _tapped(("server", {"method": "notifications/message", "params": params}))
+
+    late = SessionLate()
+    late.search(log(first.value, own.value), exclude=frozenset({own.value}))
+    # A canary issued after the first search is indexed at the next one.
+    later = mint.canary(Kind.PLAIN, "password")
+    late.search(log(later.value))
+    report = late.report(Drained(), ())
+    assert sorted(finding.label for finding in report.findings) == sorted(
+        (first.label, later.label)
+    )
+    assert report.searched == ["MCP session"]
+    # What was kept is reported once.
+    assert late.report(Drained(), ()).findings == []
 
 
 @pytest.mark.req("APPR-010")
