@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from conformance.canary import Kind, Mint, required_forms
+from conformance.frameworks.base import secret_name
 from conformance.host import CallResult, HostConfig, Observation, SecretSpec
 from conformance.hosts._protocol import HostError
 from conformance.hosts.subprocess import SubprocessHost
@@ -339,14 +340,10 @@ def run_checks(host: SubprocessHost, patterns: dict[str, Any]) -> dict[str, Row]
     """
     run = Run(host)
     spelling = str(patterns.get("spelling", "{name}"))
-
-    def name_of(secret_id: str, field_name: str) -> str:
-        return f"secref_{secret_id.lower().replace('-', '')}_{field_name}"
-
-    sample = name_of("00000000-0000-4000-8000-000000000000", "password")
+    sample = secret_name("00000000-0000-4000-8000-000000000000", "password")
     run.non_disclosure()
     run.all_or_nothing()
-    run.transparency(name_of, spelling)
+    run.transparency(secret_name, spelling)
     run.keys()
     run.consistency()
     # Every spelling the adapter announced (R11.1), the main one first.
