@@ -39,6 +39,7 @@ from conformance.host import (
     OperatorScript,
 )
 from conformance.hosts import HostSelectionError
+from conformance.hosts._protocol import HostError
 from conformance.hosts.subprocess import SubprocessHost
 from conformance.late import LateReport
 from conformance.mcp_sweep import SESSION_JUDGES, SessionLate, merge, sweep_session
@@ -58,6 +59,15 @@ NOT_CARRIED: Final = (
 #: Seconds a call over MCP may take beyond the host's approval and execution timeouts: the
 #: HTTP round trips and one elicitation round trip, generously.
 CALL_MARGIN_S: Final = 30.0
+
+#: The errors the MCP SDK's client puts in place of a call's answer when the session itself may
+#: be gone: (code, message, or ``None`` for any): the connection closed, or the server answered
+#: HTTP 404 on an established session (it terminated the session, MCP Streamable HTTP). A host
+#: may send the same itself, so the session is asked for a ping before it is taken as lost.
+SESSION_LOST: Final = ((-32000, None), (-32600, "Session terminated"))
+
+#: Seconds the ping that tells a lost session from a host's own error may take.
+PING_S: Final = 10.0
 
 #: What an elicited answer maps to in the reference host's form; other hosts' forms are read
 #: by :func:`elicit_content`.
@@ -159,6 +169,12 @@ class _Unanswered:
         self.done = threading.Event()
 
 
+def session_lost(code: int, message: str) -> bool:
+    """Whether an error in place of a call's answer says the session itself is gone
+    (:data:`SESSION_LOST`), not that the host refused or failed the call."""
+    return any(code == lost and text in (None, message) for lost, text in SESSION_LOST)
+
+
 def parse_arguments(args: str) -> dict[str, Any] | None:
     """Return ``args`` as a JSON object MCP can carry, or ``None`` when it cannot.
 
@@ -255,6 +271,8 @@ class McpHost:
         self._session_cm: AbstractContextManager[Any] | None = None
         self._session: Any = None
         self._url = ""
+        #: Why the open session ended during a call, until the call reports it.
+        self._lost: str | None = None
 
     # --- the MCP session -----------------------------------------------------------------------
 
@@ -374,10 +392,22 @@ class McpHost:
             data = error.error.model_dump(by_alias=True, mode="json", exclude_none=True)
             with self._lock:
                 call.messages.append(("error", data))
+            if session is self._session and session_lost(error.error.code, error.error.message):
+                await self._ping(session, error.error.code)
             return
         payload = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         with self._lock:
             call.messages.append(("result", payload))
+
+    async def _ping(self, session: Any, code: int) -> None:
+        """Note the session as lost when it does not answer a ping either."""
+        import anyio
+
+        try:
+            with anyio.fail_after(PING_S):
+                await session.send_ping()
+        except Exception:  # any failure of the ping: the session is gone
+            self._lost = f"MCP error {code}, and no answer to a ping"
 
     # --- HostUnderTest -------------------------------------------------------------------------
 
@@ -431,6 +461,11 @@ class McpHost:
 
         Returns:
             The call with its messages, and the ledger's line count before it (or -1).
+
+        Raises:
+            HostError: The session ended during the call (the connection closed, the server
+                terminated it): the check ends errored, never failed, and the next call opens
+                a new session, so no later check inherits the broken one.
         """
         session = self._live_session()
         ledger_before = self._ledger_count()
@@ -447,6 +482,13 @@ class McpHost:
             unanswered.done.set()
             with self._lock:
                 self._in_flight = [item for item in self._in_flight if item[0] is not call]
+        lost, self._lost = self._lost, None
+        if lost is not None:
+            self._close_session()
+            raise HostError(
+                f"the MCP session ended during the call ({lost}): the call learned nothing; "
+                "the next call opens a new session"
+            )
         return call, ledger_before
 
     async def _call_without_elicitation(self, call: McpCall) -> None:
