@@ -26,6 +26,11 @@ _INDEX: dict[str, tuple[str, ...]] | None = None
 #: Every check module, in the order a whole collection meets them.
 _ORDER: list[str] = []
 
+#: Check modules a narrowed run collects after the others that cite its requirements. The
+#: model check cites most of the catalog and takes seconds of real approval timeouts; put last,
+#: it runs only when no targeted check has already decided a ``--stop-when-decided`` run.
+LAST: tuple[str, ...] = ("conformance.checks.test_model",)
+
 
 class _Indexer:
     """Records the module of every check under each requirement it cites."""
@@ -66,8 +71,9 @@ def check_modules() -> Mapping[str, tuple[str, ...]]:
 
 def modules_for(arguments: Sequence[str]) -> tuple[str, ...]:
     """Return what a run with ``arguments`` needs to collect: the modules citing the requirements
-    its ``--requirements`` names, or the whole check package when it names none (or one that no
-    module cites, so that the run reports it as the whole collection would)."""
+    its ``--requirements`` names, in the whole collection's order but :data:`LAST` after the
+    rest, or the whole check package when it names none (or one that no module cites, so that
+    the run reports it as the whole collection would)."""
     if "--requirements" not in arguments:
         return (CHECKS,)
     position = list(arguments).index("--requirements") + 1
@@ -78,4 +84,5 @@ def modules_for(arguments: Sequence[str]) -> tuple[str, ...]:
     if not wanted or any(rid not in index for rid in wanted):
         return (CHECKS,)
     chosen = {module for rid in wanted for module in index[rid]}
-    return tuple(module for module in _ORDER if module in chosen)
+    ordered = [module for module in _ORDER if module in chosen]
+    return tuple(sorted(ordered, key=lambda module: module in LAST))
