@@ -570,6 +570,18 @@ class ConformanceHooks:
             state.problems.append("no conformance check executed")
         if exitstatus in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.INTERRUPTED):
             state.problems.append(f"pytest ended with {pytest.ExitCode(exitstatus).name}")
+        if (
+            exitstatus == pytest.ExitCode.TESTS_FAILED
+            and not session.shouldfail
+            and not any(
+                check.outcome in (Outcome.FAIL, Outcome.ERROR) and check.nodeid != _barrier.NODE_ID
+                for check in checks
+            )
+        ):
+            # pytest failed the session, neither for a check nor for an early stop: a test of
+            # the session that is not a conformance check failed. The verdict says so, so that
+            # the exit code and every report agree (decisions S1.11).
+            state.problems.append("a test that is not a conformance check failed")
         from conformance import vectors
 
         if state.deselected and not state.narrowed:

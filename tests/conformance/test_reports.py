@@ -86,3 +86,33 @@ def test_schema_is_a_valid_schema() -> None:
     """The report schema is itself a valid JSON Schema."""
     jsonschema.Draft202012Validator.check_schema(report_schema())
     assert json.dumps(report_schema())
+
+
+def test_a_failing_test_beside_the_checks_is_a_harness_error(tmp_path: Path) -> None:
+    """A test of the session that is not a conformance check failed: the report says a harness
+    error, with the exit code pytest and the console script give (decisions S1.11)."""
+    module = tmp_path / "test_beside_probe.py"
+    module.write_text(
+        "import pytest\n"
+        "from conformance.scenario import config, make_secret\n\n\n"
+        '@pytest.mark.req("APPR-003")\n'
+        "def test_holds(host, mint):\n"
+        "    host.reset(config([make_secret(mint)]))\n\n\n"
+        "def test_not_a_check():\n"
+        '    assert False, "a test of the project, not of the host"\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "out").mkdir()
+    run = run_suite(tmp_path / "out", target=[str(module), "--rootdir", str(tmp_path)])
+    report = run.report()
+    assert run.status != 0
+    assert report["verdict"] == "harness-error"
+    assert report["exitCode"] == 2
+    assert "a test that is not a conformance check failed" in report["problems"]
+    # The file this test's own nested run just wrote: trusted input.
+    junit = ElementTree.parse(run.junit_path).getroot()  # noqa: S314
+    verdict = junit.find(".//testcase[@name='verdict']")
+    assert verdict is not None
+    failure = verdict.find("failure")
+    assert failure is not None
+    assert str(failure.text).startswith("exit code 2: harness-error")
