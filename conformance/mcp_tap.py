@@ -18,7 +18,7 @@ import json
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Self
 
 #: The most characters of one message's JSON text the tap keeps; a larger message is counted
 #: as not searched.
@@ -178,8 +178,8 @@ class SessionTap:
             return Drained(list(self._pending), Counter(self._dropped), self._window)
 
 
-class TappedReceive:
-    """A read stream that records every item it hands on (:class:`SessionTap`)."""
+class _TappedStream:
+    """What both tapped streams share: the stream they wrap, and everything else handed on."""
 
     def __init__(self, inner: Any, tap: SessionTap, session: int) -> None:
         self._inner = inner
@@ -190,13 +190,25 @@ class TappedReceive:
         # last_context and anything else the SDK reads off the transport's stream.
         return getattr(self._inner, name)
 
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        result: bool | None = await self._inner.__aexit__(*exc)
+        return result
+
+
+class TappedReceive(_TappedStream):
+    """A read stream that records every item it hands on (:class:`SessionTap`)."""
+
     async def receive(self) -> Any:
         item = await self._inner.receive()
         self._tap.record(FROM_SERVER, item, self._session)
         return item
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
     def __aiter__(self) -> TappedReceive:
         return self
@@ -206,37 +218,10 @@ class TappedReceive:
         self._tap.record(FROM_SERVER, item, self._session)
         return item
 
-    async def __aenter__(self) -> TappedReceive:
-        await self._inner.__aenter__()
-        return self
 
-    async def __aexit__(self, *exc: Any) -> bool | None:
-        result: bool | None = await self._inner.__aexit__(*exc)
-        return result
-
-
-class TappedSend:
+class TappedSend(_TappedStream):
     """A write stream that records every message before sending it on (:class:`SessionTap`)."""
-
-    def __init__(self, inner: Any, tap: SessionTap, session: int) -> None:
-        self._inner = inner
-        self._tap = tap
-        self._session = session
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
 
     async def send(self, item: Any, /) -> None:
         self._tap.record(FROM_CLIENT, item, self._session)
         await self._inner.send(item)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> TappedSend:
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> bool | None:
-        result: bool | None = await self._inner.__aexit__(*exc)
-        return result
