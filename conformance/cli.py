@@ -34,7 +34,8 @@ from conformance.arguments import (
     positive_seconds,
     process_count,
 )
-from conformance.report import EXIT_CODES, HARNESS_ERROR
+from conformance.inert import escape_controls
+from conformance.report_views import verdict_text
 
 #: Where reports go when no report is asked for (none of --report-json, --report-md and
 #: --junit-xml): both of these. Asking for any report writes only the reports asked for.
@@ -229,13 +230,20 @@ def run(
         )
         return HARNESS_FAILURE
     report = json.loads(report_json.read_text(encoding="utf-8"))
-    code = int(EXIT_CODES.get(report.get("verdict", HARNESS_ERROR), HARNESS_FAILURE))
-    if code == CONFORMANT and status not in (pytest.ExitCode.OK,):
+    # The kernel's exit code, as every report prints it (decisions S1.11).
+    code = int(report.get("exitCode", HARNESS_FAILURE))
+    if code == CONFORMANT and status != pytest.ExitCode.OK:
+        # pytest failed the session after the report was written: the report cannot say so.
+        print(
+            f"secref-conformance: pytest exit status {int(status)} after the report was written",
+            file=sys.stderr,
+        )
         code = HARNESS_FAILURE
     where = f"; report {report_json}" if keep_json else ""
     # One duration for the run, from the report's one clock, as every report prints it.
     seconds = float(report.get("durationS", took))
-    print(f"secref-conformance: {report['verdict']} in {seconds:.1f} s{where}")
+    line = escape_controls(verdict_text(report))
+    print(f"secref-conformance: {line} (exit code {code}) in {seconds:.1f} s{where}")
     return code
 
 

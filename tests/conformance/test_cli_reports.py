@@ -9,6 +9,7 @@ a subprocess shows it end to end; the rest is checked in process.
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -115,3 +116,28 @@ def test_list_checks_gives_every_check_with_its_requirements() -> None:
     assert len(rows) > 100
     assert all(row[0].startswith("conformance/checks/") and row[1] for row in rows)
     assert len({row[0] for row in rows}) == len(rows)
+
+
+def test_the_closing_line_is_the_reports_verdict_line_and_exit_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The console script's last line prints the kernel's verdict line, narrowing and early
+    stop named, and the report's exit code, which it returns (decisions S1.7, S1.11)."""
+    report_json = tmp_path / "r.json"
+    written = {
+        "verdict": "incomplete",
+        "verdictLine": "incomplete (only the checks of LEDG-004) (stopped early)",
+        "exitCode": 1,
+        "durationS": 2.0,
+    }
+
+    def main(arguments: list[str]) -> int:
+        report_json.write_text(json.dumps(written), encoding="utf-8")
+        return int(pytest.ExitCode.TESTS_FAILED)
+
+    monkeypatch.setattr(pytest, "main", main)
+    assert cli.run(None, report_json, keep_json=False) == 1
+    assert capsys.readouterr().out == (
+        "secref-conformance: incomplete (only the checks of LEDG-004) (stopped early) "
+        "(exit code 1) in 2.0 s\n"
+    )
