@@ -38,6 +38,7 @@ def target(
 
 def render(report_json: Path, code: int) -> str:
     """Return the summary of the run whose JSON report is ``report_json`` and exit code ``code``."""
+    from conformance.inert import markdown_text
     from conformance.report import render_markdown, verdict_text
 
     try:
@@ -47,7 +48,9 @@ def render(report_json: Path, code: int) -> str:
             f"## secref-conformance: harness-error (exit code {code})\n\n"
             "No report was written; the step's log says why.\n"
         )
-    heading = f"## secref-conformance: {verdict_text(report)} (exit code {code})\n\n"
+    # The line names the run's narrowing (a -k expression, say): inert, as in the report below.
+    line = markdown_text(verdict_text(report))
+    heading = f"## secref-conformance: {line} (exit code {code})\n\n"
     body = render_markdown(report)
     data = body.encode("utf-8")
     if len(data) > MAX_BYTES:

@@ -3,25 +3,21 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from conformance import step_summary
+from tests.conformance.suite_runs import console
 
 
 def _console(tmp_path: Path, summary: Path, *arguments: str) -> int:
-    done = subprocess.run(
-        [sys.executable, "-m", "conformance.cli", "--requirements", "SCRUB-001", *arguments],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=dict(os.environ, PY_COLORS="0", GITHUB_STEP_SUMMARY=str(summary)),
-        timeout=300,
-        check=False,
+    done, _ = console(
+        tmp_path,
+        "--requirements",
+        "SCRUB-001",
+        *arguments,
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
     )
     return done.returncode
 
@@ -62,3 +58,19 @@ def test_no_report_and_a_long_report(tmp_path: Path) -> None:
     assert step_summary.target(None, False, {}) is None
     assert step_summary.target(None, True, {"GITHUB_STEP_SUMMARY": "x"}) is None
     assert step_summary.target(None, False, {"GITHUB_STEP_SUMMARY": "x"}) == Path("x")
+
+
+def test_the_heading_is_inert_markdown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The verdict line names the run's narrowing, a -k expression included: the heading shows
+    it as text, as the report below it does, never as markup."""
+    from conformance import report
+
+    monkeypatch.setattr(report, "render_markdown", lambda _report: "body\n")
+    saved = tmp_path / "r.json"
+    line = "conformant (narrowed: -k <img src=x> or *not_this*)"
+    saved.write_text(json.dumps({"verdict": "conformant (narrowed)", "verdictLine": line}))
+    heading = step_summary.render(saved, 0).splitlines()[0]
+    assert heading == (
+        "## secref-conformance: conformant (narrowed: -k &lt;img src=x&gt; or "
+        "\\*not\\_this\\*) (exit code 0)"
+    )
