@@ -145,18 +145,6 @@ class RunData:
         """Return what the verdict kernel decided about this run."""
         return decide(self.inputs())
 
-    def is_narrowed(self) -> bool:
-        """Return whether the run covered less than the whole catalog (decisions S1.7)."""
-        return self.inputs().is_narrowed()
-
-    def selected(self) -> frozenset[str]:
-        """Return the requirement IDs the run set out to check (decisions S1.7)."""
-        return self.inputs().selected()
-
-    def requirements(self) -> list[RequirementResult]:
-        """Return one result per requirement of the catalog."""
-        return self.decide().requirements
-
     def verdict(self) -> str:
         """Return the run's verdict."""
         return self.decide().verdict
