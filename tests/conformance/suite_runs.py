@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,17 +70,20 @@ def run_suite(tmp_path: Path, *arguments: str, target: Sequence[str] = ()) -> Su
 
 
 def console(
-    tmp_path: Path, *arguments: str, timeout: float = 300.0
+    tmp_path: Path,
+    *arguments: str,
+    timeout: float = 300.0,
+    env: Mapping[str, str] | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], float]:
-    """Run ``secref-conformance`` with ``arguments`` in ``tmp_path``, without colour; return it
-    and the seconds it took."""
+    """Run ``secref-conformance`` with ``arguments`` in ``tmp_path``, without colour and with
+    ``env`` added to this process's environment; return it and the seconds it took."""
     started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "conformance.cli", *arguments],
         capture_output=True,
         text=True,
         cwd=tmp_path,
-        env=dict(os.environ, PY_COLORS="0"),
+        env={**os.environ, **(env or {}), "PY_COLORS": "0"},
         timeout=timeout,
         check=False,
     )

@@ -8,9 +8,7 @@ garbage-writing host must end the run with exit status 2 and a complete report, 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,7 @@ import pytest
 
 from conformance import _barrier
 from conformance.report import report_schema
+from tests.conformance.suite_runs import console
 
 BROKEN = Path(__file__).parent / "broken_hosts" / "broken_host.py"
 
@@ -28,10 +27,8 @@ WALL_LIMIT_S = 90.0
 def run_cli(tmp_path: Path, mode: str, *extra: str) -> tuple[int, str, dict[str, Any] | None]:
     """Run the suite against the broken adapter in ``mode``; return status, output, report."""
     report = tmp_path / "report.json"
-    command = [
-        sys.executable,
-        "-m",
-        "conformance.cli",
+    done, seconds = console(
+        tmp_path,
         "--host",
         f"{sys.executable} {BROKEN} {mode}",
         "--host-timeout",
@@ -43,12 +40,9 @@ def run_cli(tmp_path: Path, mode: str, *extra: str) -> tuple[int, str, dict[str,
         "--report-md",
         str(tmp_path / "report.md"),
         *extra,
-    ]
-    started = time.monotonic()
-    done = subprocess.run(
-        command, capture_output=True, text=True, timeout=WALL_LIMIT_S, cwd=tmp_path, check=False
+        timeout=WALL_LIMIT_S,
     )
-    assert time.monotonic() - started < WALL_LIMIT_S
+    assert seconds < WALL_LIMIT_S
     data = json.loads(report.read_text(encoding="utf-8")) if report.exists() else None
     return done.returncode, done.stdout + done.stderr, data
 

@@ -10,9 +10,7 @@ sweep reads it (``broken_hosts/late_stderr.py``). No test prints a value.
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ElementTree
@@ -36,6 +34,7 @@ from conformance.late import (
 )
 from conformance.outcomes import Outcome
 from conformance.report import NARROWED
+from tests.conformance.suite_runs import console
 
 HERE: Final = Path(__file__).parent
 PROXY: Final = HERE / "broken_hosts" / "late_stderr.py"
@@ -318,10 +317,8 @@ def test_a_host_that_keeps_no_late_output_adds_no_check() -> None:
 
 def _run(tmp_path: Path, host: str, *options: str, env: dict[str, str] | None = None) -> Any:
     """Run the console script narrowed to one check; return (status, report, JUnit root)."""
-    argv = [
-        sys.executable,
-        "-m",
-        "conformance.cli",
+    done, seconds = console(
+        tmp_path,
         "--host",
         host,
         *ONE_CHECK,
@@ -337,18 +334,10 @@ def _run(tmp_path: Path, host: str, *options: str, env: dict[str, str] | None = 
         "no:cacheprovider",
         "-k",
         ONE_CHECK_K,
-    ]
-    started = time.monotonic()
-    done = subprocess.run(
-        argv,
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={**os.environ, **(env or {})},
         timeout=RUN_SECONDS * 2,
-        check=False,
+        env=env,
     )
-    assert time.monotonic() - started < RUN_SECONDS
+    assert seconds < RUN_SECONDS
     report = json.loads((tmp_path / "report.json").read_text("utf-8"))
     junit = ElementTree.parse(tmp_path / "junit.xml").getroot()  # noqa: S314 (our own file)
     return done.returncode, report, junit, done.stdout + done.stderr

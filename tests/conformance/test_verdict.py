@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -48,6 +47,7 @@ from conformance.report import (
 )
 from conformance.scenario import RecordingHost
 from conformance.strip import Stripper
+from tests.conformance.suite_runs import console
 
 PYTHON = sys.executable
 BROKEN_HOST = Path(__file__).parent / "broken_hosts" / "broken_host.py"
@@ -326,22 +326,14 @@ def test_strip_all_hides_configure_features() -> None:
 
 def _conformance(tmp_path: Path, *arguments: str) -> tuple[int, dict[str, Any], str]:
     report = tmp_path / "report.json"
-    done = subprocess.run(
-        [
-            PYTHON,
-            "-m",
-            "conformance.cli",
-            "--report-json",
-            str(report),
-            "--report-md",
-            str(tmp_path / "report.md"),
-            *arguments,
-        ],
-        capture_output=True,
-        text=True,
+    done, _ = console(
+        tmp_path,
+        "--report-json",
+        str(report),
+        "--report-md",
+        str(tmp_path / "report.md"),
+        *arguments,
         timeout=600,
-        check=False,
-        cwd=tmp_path,
     )
     data = json.loads(report.read_text(encoding="utf-8")) if report.exists() else {}
     return done.returncode, data, done.stdout + done.stderr
