@@ -597,6 +597,9 @@ class McpHost:
         Returns:
             The findings, the streams searched and those not searched whole (decisions S1.9).
         """
+        # The session ends first, after the grace for late messages, so that the tap holds
+        # everything the server sent and the driver then shuts down with no client attached.
+        self._end_session()
         report = self._late.report(self.tap.drain(), canaries)
         driver_late = getattr(self.driver, "late_findings", None)
         if callable(driver_late):
@@ -610,11 +613,15 @@ class McpHost:
         with self._lock:
             return tuple(self._calls)
 
-    def close(self) -> None:
-        """Close the MCP session, after :data:`LATE_GRACE_S` for late messages, then the adapter."""
+    def _end_session(self) -> None:
+        """Close an open MCP session after :data:`LATE_GRACE_S` for late messages."""
         if self._session is not None:
             time.sleep(LATE_GRACE_S)
         self._close_session()
+
+    def close(self) -> None:
+        """Close the MCP session, after :data:`LATE_GRACE_S` for late messages, then the adapter."""
+        self._end_session()
         if self._portal_cm is not None:
             self._portal_cm.__exit__(None, None, None)
             self._portal_cm = None
