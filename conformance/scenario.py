@@ -14,7 +14,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
@@ -292,6 +292,18 @@ def ledger_records(observation: Observation | Seen) -> list[dict[str, Any]]:
 def receipts_for(observation: Observation | Seen, tool_name: str) -> list[Any]:
     """Return the receipts of ``tool_name``'s handler, in call order."""
     return [receipt for receipt in observation.receipts if receipt.tool == tool_name]
+
+
+def call_surfaces(outcome: CallResult, seen: Seen) -> Iterator[tuple[str, str]]:
+    """Yield (surface, text) for every surface a call's text can reach: the result, the ledger,
+    the host log, the approval requests and what the host printed."""
+    yield "result", outcome.text
+    yield "ledger", seen.ledger_bytes.decode("utf-8", "replace")
+    for record in seen.log_records:
+        yield "host log", record.message
+    for request in seen.approval_requests:
+        yield "approval request", json.dumps(request, ensure_ascii=False)
+    yield "printed output", seen.printed
 
 
 # --- the recording host -----------------------------------------------------------------------

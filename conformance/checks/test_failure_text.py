@@ -11,19 +11,16 @@ a value or the canary message; both are named by label.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-
 import pytest
 
 from conformance.canary import Detector, Guarded, Kind, Mint, required_forms
-from conformance.host import CallResult, HandlerKind
+from conformance.host import HandlerKind
 from conformance.outcomes import fail, require
 from conformance.scenario import (
     RECORDER,
     RecordingHost,
-    Seen,
     args_json,
+    call_surfaces,
     config,
     ledger_records,
     make_secret,
@@ -67,16 +64,6 @@ def test_timeout_text_holds_no_value(host: RecordingHost, mint: Mint, kind: Kind
                 fail("SCRUB-010", f"form {name} of the {field_name} is in the timeout's snippet")
 
 
-def _surfaces(outcome: CallResult, seen: Seen) -> Iterator[tuple[str, str]]:
-    yield "result", outcome.text
-    yield "ledger", seen.ledger_bytes.decode("utf-8", "replace")
-    for record in seen.log_records:
-        yield "host log", record.message
-    for request in seen.approval_requests:
-        yield "approval request", json.dumps(request, ensure_ascii=False)
-    yield "printed output", seen.printed
-
-
 @pytest.mark.req("MSG-009")
 @pytest.mark.parametrize("kind", ["offline", "signed out", "rpc failure"])
 def test_vault_failure_message_never_reported(host: RecordingHost, mint: Mint, kind: str) -> None:
@@ -99,7 +86,7 @@ def test_vault_failure_message_never_reported(host: RecordingHost, mint: Mint, k
         f"a vault failure ended {outcome.disposition}, without the ruling's message",
     )
     detector = Detector((Guarded("the vault failure's own message", token),))
-    for surface, text in _surfaces(outcome, host.observe()):
+    for surface, text in call_surfaces(outcome, host.observe()):
         found = detector.find(text)
         if found:
             fail(
