@@ -102,3 +102,163 @@ def unknown_fields(count: int = 64, seed: int = SEED) -> tuple[str, ...]:
         chosen.setdefault("".join(rng.choice(string.ascii_lowercase) for _ in range(size)), None)
     names = [name for name in chosen if name not in FIELDS and "{" not in name and "}" not in name]
     return tuple(names[:count])
+
+
+#: The kinds of vault failure the driver protocol names as examples (docs/driver-protocol.md).
+KNOWN_VAULT_FAILURES: Final = ("offline", "signed out", "rpc failure")
+
+#: The kinds backends and secret managers report when a read fails.
+_FAILURE_VOCABULARY: Final = (
+    "timeout",
+    "timed out",
+    "locked",
+    "rate limited",
+    "unauthorized",
+    "forbidden",
+    "tls error",
+    "dns failure",
+    "connection refused",
+    "connection reset",
+    "service unavailable",
+    "session expired",
+    "token expired",
+    "mfa required",
+    "quota exceeded",
+    "decryption failed",
+    "http 503",
+    "http 429",
+    "io error",
+    "internal error",
+)
+
+#: What may join the words of a generated kind.
+_FAILURE_JOINS: Final = (" ", " ", "-", ".")
+
+
+def vault_failure_kinds(count: int = 32, seed: int = SEED) -> tuple[str, ...]:
+    """Return ``count`` distinct kinds of vault failure other than the protocol's examples.
+
+    A kind is a short plain phrase: lower-case words and digits joined by a space, a dash or a
+    dot, as a refusal's parentheses may hold it. The vocabulary comes first, then small edits of
+    the known kinds (a separator swapped, a digit added) and random phrases, drawn in turn.
+
+    Args:
+        count: How many kinds.
+        seed: The generator's seed.
+
+    Returns:
+        The kinds, none of them ``offline``, ``signed out`` or ``rpc failure``, none longer
+        than 40 characters.
+    """
+    rng = random.Random(seed)
+    chosen: dict[str, None] = dict.fromkeys(_FAILURE_VOCABULARY)
+    edits = sorted(
+        {
+            kind.replace(" ", join) + suffix
+            for kind in KNOWN_VAULT_FAILURES
+            for join in _FAILURE_JOINS
+            for suffix in ("", "2", " 0", ".1")
+        }
+        - set(KNOWN_VAULT_FAILURES)
+    )
+    rng.shuffle(edits)
+    while len(chosen) < count + len(KNOWN_VAULT_FAILURES):
+        if edits and len(chosen) % 2 == 0:
+            chosen.setdefault(edits.pop(), None)
+            continue
+        words = [
+            "".join(rng.choice(string.ascii_lowercase + string.digits) for _ in range(size))
+            for size in (rng.randint(2, 9) for _ in range(rng.randint(1, 3)))
+        ]
+        phrase = words[0]
+        for word in words[1:]:
+            phrase += rng.choice(_FAILURE_JOINS) + word
+        chosen.setdefault(phrase, None)
+    kinds = [kind for kind in chosen if kind not in KNOWN_VAULT_FAILURES and len(kind) <= 40]
+    return tuple(kinds[:count])
+
+
+#: The longest tool name :func:`near_names` draws: the function-name limit of several model
+#: APIs, well inside the 128 characters the MCP specification suggests.
+TOOL_NAME_MAX: Final = 64
+
+#: The characters of a tool name the MCP specification suggests: letters, digits, ``_``,
+#: ``-`` and ``.``.
+_TOOL_NAME_CHARS: Final = frozenset(string.ascii_letters + string.digits + "_-.")
+
+#: Separators a tool name's words are joined by.
+_TOOL_SEPARATORS: Final = ("_", "-", ".")
+
+
+def _name_edits(name: str) -> tuple[list[str], set[str]]:
+    """The edits of ``name`` a loose lookup confuses with it first (case, plural, a prefix or
+    suffix, separators), then every small edit of one letter."""
+    middle = len(name) // 2
+    first = [
+        name.upper(),
+        name.capitalize(),
+        name + "s",
+        name[:-1],
+        "my_" + name,
+        name + "_v2",
+        name.swapcase()[0] + name[1:],
+        "".join(char for char in name if char not in _TOOL_SEPARATORS),
+        name[:middle] + "_" + name[middle:],
+        name + ".",
+        "mcp." + name,
+        name + "-2",
+    ]
+    for old in _TOOL_SEPARATORS:
+        if old in name:
+            first += [name.replace(old, new) for new in _TOOL_SEPARATORS if new != old]
+    small: set[str] = set()
+    for index in range(len(name)):
+        small.add(name[:index] + name[index + 1 :])
+        small.add(name[:index] + name[index] * 2 + name[index + 1 :])
+        small.add(name[:index] + name[index].swapcase() + name[index + 1 :])
+    return first, small
+
+
+def near_names(name: str, count: int = 24, seed: int = SEED) -> tuple[str, ...]:
+    """Return ``count`` distinct tool names near ``name``, none equal to it, in a fixed order.
+
+    A host must match a rule to a tool by the exact name; one that folds case, matches a prefix
+    or a substring, or ignores separators applies the rule to these names too. The names a
+    loose lookup confuses first come first (the upper and capitalised name, a plural, a letter
+    dropped, a prefix or suffix, separators swapped, removed or added), then single-letter
+    edits, random names and one name as long as :data:`TOOL_NAME_MAX`, drawn in turn. Every
+    name holds only letters, digits, ``_``, ``-`` and ``.``.
+
+    Args:
+        name: The tool name the generated names must differ from.
+        count: How many names.
+        seed: The generator's seed.
+
+    Returns:
+        The names, each of 1 to :data:`TOOL_NAME_MAX` characters.
+    """
+    rng = random.Random(seed)
+    first, small = _name_edits(name)
+    chosen: dict[str, None] = dict.fromkeys(first)
+    long_name = name + "_" + "x" * TOOL_NAME_MAX
+    chosen[long_name[:TOOL_NAME_MAX]] = None
+    edits = sorted(small - chosen.keys())
+    rng.shuffle(edits)
+    alphabet = string.ascii_lowercase + string.digits
+    while len(chosen) < count + 1:
+        if edits and len(chosen) % 2 == 0:
+            chosen.setdefault(edits.pop(), None)
+            continue
+        words = [
+            "".join(rng.choice(alphabet) for _ in range(rng.randint(2, 10)))
+            for _ in range(rng.randint(1, 3))
+        ]
+        chosen.setdefault(rng.choice(_TOOL_SEPARATORS).join(words), None)
+    names = [
+        candidate
+        for candidate in chosen
+        if candidate != name
+        and 0 < len(candidate) <= TOOL_NAME_MAX
+        and set(candidate) <= _TOOL_NAME_CHARS
+    ]
+    return tuple(names[:count])
