@@ -219,6 +219,8 @@ ORDER: Final[tuple[str, ...]] = (
     "yolo-usernames-unasked",
     "fence-blind-to-two-references",
     "trusted-usernames-unasked",
+    "unknown-vault-kinds-echoed",
+    "tool-rules-case-folded",
 )
 
 

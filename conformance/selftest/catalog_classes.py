@@ -5,8 +5,9 @@ This module owns the broken reference hosts whose fault hides below a count the 
 never reach, or behind an order the dice chose: a resolver that looks only at the ends of a
 call's references, one that keeps sixteen of them in a fixed array, a scrubber that stops after
 a few hundred replacements, a cap that spares a handler's failure text, a refusal or a prompt
-that sorts the ids or descriptors it lists, a grammar with one field too many, and a YOLO that
-waves usernames through. Each entry is a :class:`~conformance.selftest.base.Mutant`. It changes
+that sorts the ids or descriptors it lists, a grammar with one field too many, a YOLO that
+waves usernames through, a vault failure of a kind the host does not know reported by its own
+message, and a rule lookup that folds the case of tool names. Each entry is a :class:`~conformance.selftest.base.Mutant`. It changes
 behaviour only and never prints a value.
 """
 
@@ -26,6 +27,9 @@ _SLOTS: Final = 16
 
 #: The replacements the ``scrub-stops-after-500`` mutant makes before it gives up on a text.
 _REPLACEMENTS: Final = 500
+
+#: The kinds of vault failure the ``unknown-vault-kinds-echoed`` mutant reports by kind.
+_KNOWN_KINDS: Final = ("offline", "signed out", "rpc failure")
 
 #: How every failure text of the reference host's executor begins, after the tool's name.
 _FAILURE_MARKS: Final = (" failed: ", " timed out after ")
@@ -176,6 +180,32 @@ def _yolo_usernames_unasked(original: Callable[..., Any]) -> Callable[..., Any]:
     return approve
 
 
+def _unknown_kinds_echoed(original: Callable[..., None]) -> Callable[..., None]:
+    """A vault failure of a kind the host knows (``offline``, ``signed out``, ``rpc failure``)
+    is reported by its kind; any other by the failure's own message, its exception's text."""
+
+    def init(self: Any, kind: str, message: str | None = None) -> None:
+        original(self, kind, message)
+        if kind not in _KNOWN_KINDS:
+            self.kind = str(self)
+
+    return init
+
+
+def _rule_case_folded(original: Callable[..., Any]) -> Callable[..., Any]:
+    """A tool without a rule of its own takes the rule of a tool whose name differs from its
+    name in case only."""
+
+    @functools.wraps(original)
+    def lookup(self: Any, tool: str, *args: Any) -> Any:
+        if tool not in self._tools:
+            folded = [name for name in list(self._tools) if name.casefold() == tool.casefold()]
+            tool = folded[0] if folded else tool
+        return original(self, tool, *args)
+
+    return lookup
+
+
 MUTANTS: Final[tuple[Mutant, ...]] = (
     Mutant(
         "ends-only-resolved",
@@ -233,6 +263,25 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "APPR-001",
         "Under YOLO a call whose only references are usernames runs without a prompt.",
         ((_REG, "Registry._approve", _yolo_usernames_unasked),),
+        via="driver",
+    ),
+    Mutant(
+        "unknown-vault-kinds-echoed",
+        "MSG-009",
+        "A vault failure of a kind the host knows (offline, signed out, rpc failure) is reported "
+        "by its kind; any other by the failure's own message.",
+        (("reference_impl._vault", "VaultError.__init__", _unknown_kinds_echoed),),
+        via="driver",
+    ),
+    Mutant(
+        "tool-rules-case-folded",
+        "POL-004",
+        "A tool without a rule of its own takes the rule of a tool whose name differs from its "
+        "name in case only.",
+        (
+            ("reference_impl._policy", "Rules.denied", _rule_case_folded),
+            ("reference_impl._policy", "Rules.decide", _rule_case_folded),
+        ),
         via="driver",
     ),
 )

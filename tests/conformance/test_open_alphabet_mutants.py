@@ -1,0 +1,69 @@
+"""The mutants of the open alphabets pass every older check of their requirement, and the check
+that draws its names from a generator catches them on every run.
+
+``unknown-vault-kinds-echoed`` reports a vault failure by kind for the three kinds the older
+checks try and by its own message for any other; ``tool-rules-case-folded`` gives a tool without
+a rule the rule of a tool whose name differs in case only. The older checks of MSG-009 and
+POL-004 name no kind and no tool outside their fixed lists, so both mutants pass them; the
+generated names catch both, and since the generator is seeded, on every run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conformance.suite_runs import run_suite
+
+#: How many times each new check runs against its mutant.
+RUNS = 3
+
+#: (mutant, the requirement it breaks, the check that draws the names it trips on).
+CASES = (
+    ("unknown-vault-kinds-echoed", "MSG-009", "test_generated_vault_failure_kinds"),
+    ("tool-rules-case-folded", "POL-004", "test_near_named_tool_keeps_its_own_rule"),
+)
+
+
+@pytest.mark.parametrize(("mutant", "requirement", "check"), CASES, ids=[c[0] for c in CASES])
+def test_older_checks_pass_the_mutant(
+    tmp_path: Path, mutant: str, requirement: str, check: str
+) -> None:
+    """Every check of the requirement but the generated one passes the mutant."""
+    run = run_suite(
+        tmp_path,
+        "--host",
+        f"mutant:{mutant}",
+        "--requirements",
+        requirement,
+        "-k",
+        f"not {check}",
+    )
+    ran = [row for row in run.report()["checks"] if row["outcome"] == "pass"]
+    assert run.status == 0, f"an older check of {requirement} caught {mutant}"
+    assert ran, f"no older check of {requirement} ran"
+
+
+@pytest.mark.parametrize(("mutant", "requirement", "check"), CASES, ids=[c[0] for c in CASES])
+def test_generated_check_catches_the_mutant_every_run(
+    tmp_path: Path, mutant: str, requirement: str, check: str
+) -> None:
+    """Each of ``RUNS`` runs of the generated check fails the mutant naming its requirement."""
+    for run_number in range(RUNS):
+        run = run_suite(
+            tmp_path / f"run-{run_number}",
+            "--host",
+            f"mutant:{mutant}",
+            "-k",
+            check,
+            target=["--pyargs", "conformance.checks.test_open_alphabets"],
+        )
+        named = {
+            rid
+            for row in run.report()["checks"]
+            if row["outcome"] == "fail"
+            for rid in row["failedRequirements"]
+        }
+        assert run.status != 0, f"{mutant} passed run {run_number}"
+        assert requirement in named, f"run {run_number} did not name {requirement}"
