@@ -9,6 +9,7 @@ them reads as a serial run's. It never decides a verdict; that is the caller's.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import time
@@ -57,7 +58,10 @@ def run_all(
             yield _timed(run, arguments)
         return
     # Forked workers start with the suite already imported; each keeps its own modules, so a
-    # mutant one applies is never seen by another.
+    # mutant one applies is never seen by another. What is imported by now lives for the whole
+    # run: frozen, the collector never walks it again, in any worker (each run's pytest
+    # collects garbage at its end, which otherwise re-walks every module of the suite).
+    gc.freeze()
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         futures: list[Future[Answer]] = [
