@@ -7,8 +7,8 @@ call's references, one that keeps sixteen of them in a fixed array, a scrubber t
 a few hundred replacements, a cap that spares a handler's failure text, a refusal or a prompt
 that sorts the ids or descriptors it lists, a grammar with one field too many, a YOLO that
 waves usernames through, a vault failure of a kind the host does not know reported by its own
-message, and a rule lookup that folds the case of tool names. Each entry is a :class:`~conformance.selftest.base.Mutant`. It changes
-behaviour only and never prints a value.
+message, and a rule lookup that folds the case of tool names. Each entry is a
+:class:`~conformance.selftest.base.Mutant`. It changes behaviour only and never prints a value.
 """
 
 from __future__ import annotations
