@@ -94,7 +94,7 @@ def _check(draw: st.DrawFn, index: int, cites: Sequence[str], ids: Sequence[str]
         check.detail = draw(st.sampled_from(("no observe.log", NOT_APPLICABLE_PREFIX + "not here")))
     elif outcome is Outcome.ERROR:
         check.detail = "the host crashed"
-        check.harness = perturb == 1
+        check.harness = perturb in (1, 2, 3)
     if outcome in (Outcome.PASS, Outcome.FLAKY):
         if perturb == 2:
             check.unchecked.append((draw(st.sampled_from(requirements)), "could not see it"))
