@@ -25,8 +25,10 @@ Answer = tuple["dict[str, Any] | None", float]
 
 
 def default_workers() -> int:
-    """Return how many runs go side by side by default: one per core this process may use."""
-    return max(1, len(os.sched_getaffinity(0)))
+    """Return how many runs go side by side by default: one more than the cores this process
+    may use, since a run spends part of its time waiting (for an adapter to start, or out an
+    MCP session's grace for late messages) and another run can use the core meanwhile."""
+    return len(os.sched_getaffinity(0)) + 1
 
 
 def _timed(run: SuiteRunner, arguments: Sequence[str]) -> Answer:

@@ -299,7 +299,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=process_count,
         default=pool.default_workers(),
         metavar="N",
-        help="runs side by side, each in a process of its own (default: one per core)",
+        help="runs side by side, each in a process of its own (default: one more than the "
+        "cores, since runs also wait on their adapters)",
     )
     run.add_argument(
         "--strip",
