@@ -58,11 +58,23 @@ def test_scrub_of_a_capped_result_is_fast(cost_figures: Record) -> None:
     assert scrub / regex < SCRUB_BOUND
 
 
+#: Measurements of a ratio over the bound before it is believed: a busy runner can slow one,
+#: but a quadratic step is slow every time (as conformance.timing holds its ratios).
+ATTEMPTS = 3
+
+
 def _growth(function: Callable[[str], object], small: str, large: str) -> float:
-    low, high = paired_medians(
-        [functools.partial(function, small), functools.partial(function, large)], rounds=5
-    )
-    return high / low
+    """Return the lowest t(large) / t(small) of up to :data:`ATTEMPTS` paired measurements,
+    measuring again only while the ratio is at or over :data:`SCALING_BOUND`."""
+    growth = float("inf")
+    for _ in range(ATTEMPTS):
+        low, high = paired_medians(
+            [functools.partial(function, small), functools.partial(function, large)], rounds=5
+        )
+        growth = min(growth, high / low)
+        if growth < SCALING_BOUND:
+            break
+    return growth
 
 
 @pytest.mark.req("INV7")
