@@ -19,6 +19,7 @@ from conformance.selftest import (
     catalog_grammar,
     catalog_invariants,
     catalog_ledger,
+    catalog_lines,
     catalog_mcp,
     catalog_messages,
     catalog_model,
@@ -33,7 +34,8 @@ from conformance.selftest.base import Mutant
 __all__ = ["BY_NAME", "MUTANTS", "ORDER", "Mutant", "get"]
 
 #: Each area's mutants: R1 to R7, the invariants, operating the host, the MCP layer (R9), the
-#: gaps mutation testing found, and the classes only counts, long texts or a forced order show.
+#: gaps mutation testing found, the classes only counts, long texts or a forced order show, the
+#: model check's, and mutation testing's survivor classes as the one line each changes.
 _AREAS: Final = (
     catalog_grammar.MUTANTS,
     catalog_messages.MUTANTS,
@@ -48,6 +50,7 @@ _AREAS: Final = (
     catalog_survivors.MUTANTS,
     catalog_classes.MUTANTS,
     catalog_model.MUTANTS,
+    catalog_lines.MUTANTS,
 )
 
 #: The catalog's order, by name: the first mutants, then the grammar and message mutants, the
@@ -221,6 +224,18 @@ ORDER: Final[tuple[str, ...]] = (
     "trusted-usernames-unasked",
     "unknown-vault-kinds-echoed",
     "tool-rules-case-folded",
+    "refusal-recorded-as-no-error",
+    "host-failure-recorded-without-snippet",
+    "host-failure-hides-its-lost-record",
+    "snippet-on-every-call",
+    "reader-inverts-error-snippet",
+    "low-characters-taken-for-a-comma",
+    "high-characters-close-a-container",
+    "parse-position-compared-by-identity",
+    "pending-count-compared-by-identity",
+    "tool-stamp-moves-once",
+    "provider-stamp-moves-once",
+    "look-alike-read-beside-a-real-marker",
 )
 
 
