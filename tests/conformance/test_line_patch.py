@@ -17,27 +17,25 @@ import pytest
 from conformance.selftest.base import Mutant, applied, line_patch
 from tests.conformance.suite_runs import run_suite
 
-REPO: Final = Path(__file__).resolve().parents[2]
-
 #: (module, function, a line of it, the check module of its class).
 IDENTITIES: Final = (
     (
         "reference_impl._registry",
         "Registry._refuse",
         "call, refusal.disposition, True, cut(refusal.message, ERROR_SNIPPET_CHARS)",
-        "conformance/checks/test_ledger_outcomes.py",
+        "conformance.checks.test_ledger_outcomes",
     ),
     (
         "reference_impl._grammar",
         "_Walker.strings",
         'if char == ",":',
-        "conformance/checks/test_separators.py",
+        "conformance.checks.test_separators",
     ),
     (
         "reference_impl._policy",
         "Rules.revoke_tool",
         "self._tool_stamps[tool] = self._tool_stamps.get(tool, 0) + 1",
-        "conformance/checks/test_fence_spans.py",
+        "conformance.checks.test_fence_spans",
     ),
 )
 
@@ -89,7 +87,7 @@ def test_identity_leaves_the_host_conformant(
     original = vars(owner)[attribute]
     with applied(identity):
         assert vars(owner)[attribute] is not original
-        run = run_suite(tmp_path, target=[str(REPO / check)])
+        run = run_suite(tmp_path, target=["--pyargs", check])
     assert vars(owner)[attribute] is original
     assert run.status == 0
     assert any(row["outcome"] == "pass" for row in run.report()["checks"])

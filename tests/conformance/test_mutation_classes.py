@@ -15,6 +15,7 @@ the unmutated reference host it must pass. Nothing here prints a value.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from pathlib import Path
 from typing import Final
 
@@ -26,21 +27,19 @@ from tests.conformance.suite_runs import run_suite
 
 #: (mutant, the check module written for its class, which must catch it on its own).
 CASES: Final = (
-    ("refusal-recorded-as-no-error", "conformance/checks/test_ledger_outcomes.py"),
-    ("host-failure-recorded-without-snippet", "conformance/checks/test_ledger_outcomes.py"),
-    ("host-failure-hides-its-lost-record", "conformance/checks/test_ledger_outcomes.py"),
-    ("snippet-on-every-call", "conformance/checks/test_ledger_outcomes.py"),
-    ("reader-inverts-error-snippet", "conformance/checks/test_ledger_outcomes.py"),
-    ("low-characters-taken-for-a-comma", "conformance/checks/test_separators.py"),
-    ("high-characters-close-a-container", "conformance/checks/test_separators.py"),
-    ("parse-position-compared-by-identity", "conformance/checks/test_separators.py"),
-    ("pending-count-compared-by-identity", "conformance/checks/test_large_limits.py"),
-    ("tool-stamp-moves-once", "conformance/checks/test_fence_spans.py"),
-    ("provider-stamp-moves-once", "conformance/checks/test_fence_spans.py"),
-    ("look-alike-read-beside-a-real-marker", "conformance/checks/test_lookalike_beside.py"),
+    ("refusal-recorded-as-no-error", "conformance.checks.test_ledger_outcomes"),
+    ("host-failure-recorded-without-snippet", "conformance.checks.test_ledger_outcomes"),
+    ("host-failure-hides-its-lost-record", "conformance.checks.test_ledger_outcomes"),
+    ("snippet-on-every-call", "conformance.checks.test_ledger_outcomes"),
+    ("reader-inverts-error-snippet", "conformance.checks.test_ledger_outcomes"),
+    ("low-characters-taken-for-a-comma", "conformance.checks.test_separators"),
+    ("high-characters-close-a-container", "conformance.checks.test_separators"),
+    ("parse-position-compared-by-identity", "conformance.checks.test_separators"),
+    ("pending-count-compared-by-identity", "conformance.checks.test_large_limits"),
+    ("tool-stamp-moves-once", "conformance.checks.test_fence_spans"),
+    ("provider-stamp-moves-once", "conformance.checks.test_fence_spans"),
+    ("look-alike-read-beside-a-real-marker", "conformance.checks.test_lookalike_beside"),
 )
-
-REPO: Final = Path(__file__).resolve().parents[2]
 
 #: The check modules of the cases, each once.
 CHECKS: Final = tuple(dict.fromkeys(check for _, check in CASES))
@@ -55,7 +54,7 @@ def _failed_requirements(report: dict[str, object]) -> set[str]:
 @pytest.mark.parametrize(("mutant", "check"), CASES, ids=[case[0] for case in CASES])
 def test_class_mutant_is_killed_by_its_check(mutant: str, check: str, tmp_path: Path) -> None:
     """The check module of the mutant's class, alone, fails it naming its requirement."""
-    run = run_suite(tmp_path, "--host", f"mutant:{mutant}", target=[str(REPO / check)])
+    run = run_suite(tmp_path, "--host", f"mutant:{mutant}", target=["--pyargs", check])
     requirement = get(mutant).requirement
     assert run.status != 0, f"{check} let {mutant} through"
     assert requirement in _failed_requirements(run.report()), f"{check} did not name {requirement}"
@@ -63,7 +62,7 @@ def test_class_mutant_is_killed_by_its_check(mutant: str, check: str, tmp_path: 
 
 def test_class_checks_pass_the_unmutated_host(tmp_path: Path) -> None:
     """The check modules of the classes, together, pass the reference host."""
-    run = run_suite(tmp_path, target=[str(REPO / check) for check in CHECKS])
+    run = run_suite(tmp_path, target=["--pyargs", *CHECKS])
     assert run.status == 0, (
         f"the class checks fail the reference host: {_failed_requirements(run.report())}"
     )
@@ -79,7 +78,7 @@ def test_class_mutants_still_apply() -> None:
         after = [_current(module, dotted) for module, dotted, _ in mutant.patches]
         assert all(a is not b for a, b in zip(before, during, strict=True)), name
         assert after == before, name
-        assert (REPO / check).is_file()
+        assert importlib.util.find_spec(check) is not None, check
 
 
 def _current(module: str, dotted: str) -> object:
