@@ -53,8 +53,6 @@ class Verdict:
     """Whether a hand-written check (not only the generated corpus) caught it."""
     stopped: bool = False
     """Whether the run ended once the mutant's requirement was decided, before its last check."""
-    model: bool = False
-    """Whether the model check was among the checks that caught it."""
 
 
 def _run_suite(arguments: Sequence[str]) -> dict[str, Any] | None:
@@ -110,10 +108,7 @@ def judge(mutant: Mutant, report: dict[str, Any] | None, seconds: float) -> Verd
     )
     core = any(GENERATED_MARK not in check["id"] for check in catching)
     stopped = bool(report.get("stopped"))
-    model = any(check["id"].endswith(stripping.MODEL_CHECK) for check in catching)
-    return Verdict(
-        mutant, caught, named, len(failing), problem, seconds, reads, core, stopped, model
-    )
+    return Verdict(mutant, caught, named, len(failing), problem, seconds, reads, core, stopped)
 
 
 def path_of(mutant: Mutant, via: str) -> str:
@@ -253,7 +248,6 @@ def _strip_tables(
             verdict.reads,
             verdict.core,
             path_arguments(path_of(verdict.mutant, via)),
-            verdict.model,
         )
         for verdict in verdicts
         if verdict.mutant.driver and verdict.caught and verdict.mutant.requirement in musts

@@ -118,20 +118,6 @@ def judge(
 #: surfaces as the hand-written vectors, a thousand times over, which a quick table skips.
 CORE_ONLY: Final = ("-k", "not gen-")
 
-#: The model check's node id ends so (``conformance/checks/test_model.py``).
-MODEL_CHECK: Final = "test_model.py::test_model"
-
-
-def _deselect(core: bool, model: bool) -> list[str]:
-    """The ``-k`` of a mutant's stripped run: the generated corpus left out when a hand-written
-    check caught the mutant (``core``), the model check left out unless it caught it
-    (``model``). Leaving checks out can only take failures away, so a row that holds without
-    them holds with them; the model's drawn examples take seconds per run, and a check that
-    did not catch the mutant has nothing to show in a row about the capabilities of the one
-    that did."""
-    parts = [*(["not gen-"] if core else []), *([] if model else ["not test_model"])]
-    return ["-k", " and ".join(parts)] if parts else []
-
 
 #: What every stripped run passes: it ends at its first unchecked MUST or failure, since either
 #: already means "not conformant" (the rows count these stops).
@@ -179,7 +165,7 @@ def capability_table(
 
 
 def mutant_table(
-    cases: Iterable[tuple[str, str, Sequence[str], bool, Sequence[str], bool]],
+    cases: Iterable[tuple[str, str, Sequence[str], bool, Sequence[str]]],
     run_suite: SuiteRunner,
     out: Callable[[str], None] = print,
     workers: int = 1,
@@ -187,15 +173,14 @@ def mutant_table(
     """Rerun each mutant once per capability its catch used, with that capability stripped.
 
     Each run stops once its verdict is decided (a failure or an unchecked MUST already means
-    "not conformant"), leaves the generated corpus out when a hand-written check caught the
-    mutant, and leaves the model check out unless it was among the checks that caught it.
+    "not conformant"), and leaves the generated corpus out when a hand-written check caught the
+    mutant.
 
     Args:
         cases: (mutant name, its requirement, the capabilities its failing checks used, whether
             a hand-written check caught it, and the path arguments its catch ran with, such as
             ``--via mcp`` for a mutant of the MCP layer: a stripped run that took another path
-            would never meet the mutant and would certify it), and whether the model check
-            was among the catching checks.
+            would never meet the mutant and would certify it).
         run_suite: Runs the suite in this process and returns its report.
         out: Where lines go.
         workers: How many runs go side by side (:mod:`conformance.selftest.pool`).
@@ -205,8 +190,8 @@ def mutant_table(
     """
     labels: list[tuple[str, str]] = []
     runs: list[list[str]] = []
-    for name, requirement, used, core, path, model in cases:
-        narrowed = ["--requirements", requirement, *DECIDED, *path, *_deselect(core, model)]
+    for name, requirement, used, core, path in cases:
+        narrowed = ["--requirements", requirement, *DECIDED, *path, *(CORE_ONLY if core else ())]
         for capability in used:
             if capability in IDENTITY:
                 continue
