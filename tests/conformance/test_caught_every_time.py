@@ -6,7 +6,8 @@ either was caught only when the random ids happened to be out of order, about on
 The checks now choose ids in descending order. These run each check against the mutant that
 sorts, several times over, and require a failure naming the requirement on every run; and run
 the checks for the other classes' mutants (many references, many occurrences, long failure
-texts) against them too, so that a change that made one of them miss would show here.
+texts, generated vault failure kinds and tool names) against them too, so that a change
+that made one of them miss would show here.
 """
 
 from __future__ import annotations
@@ -39,6 +40,18 @@ CASES = (
         "conformance.checks.test_many_references",
         "test_one_unknown_reference_among_many and middle",
         "SUBST-004",
+    ),
+    (
+        "unknown-vault-kinds-echoed",
+        "conformance.checks.test_open_alphabets",
+        "test_generated_vault_failure_kinds",
+        "MSG-009",
+    ),
+    (
+        "tool-rules-case-folded",
+        "conformance.checks.test_open_alphabets",
+        "test_near_named_tool_keeps_its_own_rule",
+        "POL-004",
     ),
 )
 
