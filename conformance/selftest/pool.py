@@ -63,16 +63,20 @@ def run_all(
     # mutant one applies is never seen by another. What is imported by now lives for the whole
     # run: frozen, the collector never walks it again, in any worker (each run's pytest
     # collects garbage at its end, which otherwise re-walks every module of the suite).
+    # The caller's own heap is thawed once the pool is done, so that nothing outlives it frozen.
     gc.freeze()
     context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures: list[Future[Answer]] = [
-            pool.submit(_timed, run, list(arguments)) for arguments in argument_lists
-        ]
-        try:
-            for future in futures:
-                yield future.result()
-        finally:
-            # A caller that stops early, or an interrupt, leaves no queued run behind.
-            for future in futures:
-                future.cancel()
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            futures: list[Future[Answer]] = [
+                pool.submit(_timed, run, list(arguments)) for arguments in argument_lists
+            ]
+            try:
+                for future in futures:
+                    yield future.result()
+            finally:
+                # A caller that stops early, or an interrupt, leaves no queued run behind.
+                for future in futures:
+                    future.cancel()
+    finally:
+        gc.unfreeze()
