@@ -39,6 +39,15 @@ class SuiteRun:
         loaded: dict[str, Any] = json.loads(self.json_path.read_text(encoding="utf-8"))
         return loaded
 
+    def failed_requirements(self) -> set[str]:
+        """Return the requirement IDs the report's failed checks named."""
+        return {
+            rid
+            for check in self.report()["checks"]
+            if check["outcome"] == "fail"
+            for rid in check["failedRequirements"]
+        }
+
 
 def run_suite(tmp_path: Path, *arguments: str, target: Sequence[str] = ()) -> SuiteRun:
     """Run the suite (or ``target``) in a nested pytest session with every report written."""

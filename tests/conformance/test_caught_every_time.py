@@ -73,13 +73,7 @@ def test_mutant_caught_on_every_run(
             selection,
             target=["--pyargs", module],
         )
-        named = {
-            rid
-            for check in run.report()["checks"]
-            if check["outcome"] == "fail"
-            for rid in check["failedRequirements"]
-        }
-        caught += run.status != 0 and requirement in named
+        caught += run.status != 0 and requirement in run.failed_requirements()
     assert caught == RUNS, f"{mutant} was caught in {caught} of {RUNS} runs"
 
 

@@ -45,27 +45,19 @@ CASES: Final = (
 CHECKS: Final = tuple(dict.fromkeys(check for _, check in CASES))
 
 
-def _failed_requirements(report: dict[str, object]) -> set[str]:
-    rows = report["checks"]
-    assert isinstance(rows, list)
-    return {rid for row in rows if row["outcome"] == "fail" for rid in row["failedRequirements"]}
-
-
 @pytest.mark.parametrize(("mutant", "check"), CASES, ids=[case[0] for case in CASES])
 def test_class_mutant_is_killed_by_its_check(mutant: str, check: str, tmp_path: Path) -> None:
     """The check module of the mutant's class, alone, fails it naming its requirement."""
     run = run_suite(tmp_path, "--host", f"mutant:{mutant}", target=["--pyargs", check])
     requirement = get(mutant).requirement
     assert run.status != 0, f"{check} let {mutant} through"
-    assert requirement in _failed_requirements(run.report()), f"{check} did not name {requirement}"
+    assert requirement in run.failed_requirements(), f"{check} did not name {requirement}"
 
 
 def test_class_checks_pass_the_unmutated_host(tmp_path: Path) -> None:
     """The check modules of the classes, together, pass the reference host."""
     run = run_suite(tmp_path, target=["--pyargs", *CHECKS])
-    assert run.status == 0, (
-        f"the class checks fail the reference host: {_failed_requirements(run.report())}"
-    )
+    assert run.status == 0, f"the class checks fail the reference host: {run.failed_requirements()}"
 
 
 def test_class_mutants_still_apply() -> None:
