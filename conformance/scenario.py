@@ -188,16 +188,6 @@ def config(
     return replace(base, **overrides) if overrides else base
 
 
-def failing_vault(secret: SecretSpec, kind: str, message: str) -> HostConfig:
-    """Return a configuration holding ``secret`` whose vault fails every read with ``kind``,
-    the failure carrying ``message`` (a canary the caller chose) in its own text."""
-    return config(
-        [secret],
-        vault=f"failing:{kind}",
-        vault_failure_message=f"connection reset by peer: {message}",
-    )
-
-
 def scrubbing_of(host_config: HostConfig) -> bool:
     """Return whether result scrubbing is on under ``host_config``."""
     if host_config.policy is None:

@@ -22,7 +22,6 @@ from conformance.scenario import (
     args_json,
     call_surfaces,
     config,
-    failing_vault,
     ledger_records,
     make_secret,
     ref,
@@ -72,7 +71,13 @@ def test_vault_failure_message_never_reported(host: RecordingHost, mint: Mint, k
     host.need("vault.failing", "vault.failure-message")
     token = mint.canary(Kind.PLAIN, "vault-failure-message").value
     secret = make_secret(mint)
-    host.reset(failing_vault(secret, kind, token))
+    host.reset(
+        config(
+            [secret],
+            vault=f"failing:{kind}",
+            vault_failure_message=f"connection reset by peer: {token}",
+        )
+    )
     outcome = host.invoke(RECORDER.name, args_json({"x": ref(secret.id)}))
     require(
         outcome.disposition == "SECRET_UNRESOLVED"

@@ -31,7 +31,6 @@ from conformance.scenario import (
     args_json,
     call_surfaces,
     config,
-    failing_vault,
     make_secret,
     ref,
     tool,
@@ -96,7 +95,13 @@ def test_generated_vault_failure_kinds(host: RecordingHost, mint: Mint) -> None:
     detector = Detector((Guarded("the vault failure's own message", token),))
     secret = make_secret(mint)
     for kind in vault_failure_kinds(KIND_COUNT):
-        host.reset(failing_vault(secret, kind, token))
+        host.reset(
+            config(
+                [secret],
+                vault=f"failing:{kind}",
+                vault_failure_message=f"connection reset by peer: {token}",
+            )
+        )
         outcome = host.invoke(RECORDER.name, args_json({"x": ref(secret.id)}))
         require(
             outcome.disposition == "SECRET_UNRESOLVED",
