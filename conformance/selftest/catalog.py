@@ -224,6 +224,7 @@ ORDER: Final[tuple[str, ...]] = (
     "trusted-usernames-unasked",
     "unknown-vault-kinds-echoed",
     "tool-rules-case-folded",
+    "tool-lookup-case-folded",
     "refusal-recorded-as-no-error",
     "host-failure-recorded-without-snippet",
     "host-failure-hides-its-lost-record",

@@ -7,7 +7,8 @@ call's references, one that keeps sixteen of them in a fixed array, a scrubber t
 a few hundred replacements, a cap that spares a handler's failure text, a refusal or a prompt
 that sorts the ids or descriptors it lists, a grammar with one field too many, a YOLO that
 waves usernames through, a vault failure of a kind the host does not know reported by its own
-message, and a rule lookup that folds the case of tool names. Each entry is a
+message, a rule lookup that folds the case of tool names, and a tool lookup that does the
+same. Each entry is a
 :class:`~conformance.selftest.base.Mutant`. It changes behaviour only and never prints a value.
 """
 
@@ -206,6 +207,20 @@ def _rule_case_folded(original: Callable[..., Any]) -> Callable[..., Any]:
     return lookup
 
 
+def _tool_case_folded(original: Callable[..., Any]) -> Callable[..., Any]:
+    """A call to a name nobody registered runs the tool whose name differs from it in case
+    only."""
+
+    @functools.wraps(original)
+    def invoke(self: Any, tool_name: str, args_json: str) -> Any:
+        if tool_name not in self._tools:
+            folded = [name for name in list(self._tools) if name.casefold() == tool_name.casefold()]
+            tool_name = folded[0] if folded else tool_name
+        return original(self, tool_name, args_json)
+
+    return invoke
+
+
 MUTANTS: Final[tuple[Mutant, ...]] = (
     Mutant(
         "ends-only-resolved",
@@ -282,6 +297,14 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
             ("reference_impl._policy", "Rules.denied", _rule_case_folded),
             ("reference_impl._policy", "Rules.decide", _rule_case_folded),
         ),
+        via="driver",
+    ),
+    Mutant(
+        "tool-lookup-case-folded",
+        "ORD-006",
+        "A call to a tool name nobody registered runs the registered tool whose name differs "
+        "from it in case only, instead of ending UNKNOWN_TOOL.",
+        ((_REG, "Registry.invoke", _tool_case_folded),),
         via="driver",
     ),
 )

@@ -53,6 +53,12 @@ CASES = (
         "test_near_named_tool_keeps_its_own_rule",
         "POL-004",
     ),
+    (
+        "tool-lookup-case-folded",
+        "conformance.checks.test_open_alphabets",
+        "test_near_names_are_unknown_tools",
+        "ORD-006",
+    ),
 )
 
 

@@ -4,9 +4,10 @@ that).
 
 ``unknown-vault-kinds-echoed`` reports a vault failure by kind for the three kinds the older
 checks try and by its own message for any other; ``tool-rules-case-folded`` gives a tool without
-a rule the rule of a tool whose name differs in case only. The older checks of MSG-009 and
-POL-004 name no kind and no tool outside their fixed lists, so both mutants pass them; the
-generated names catch both, and since the generator is seeded, on every run.
+a rule the rule of a tool whose name differs in case only; ``tool-lookup-case-folded`` runs that
+tool when a call names it in another case. The older checks of MSG-009, POL-004 and ORD-006 name
+no kind and no tool outside their fixed lists, so the mutants pass them; the generated names
+catch each, and since the generator is seeded, on every run.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from tests.conformance.suite_runs import run_suite
 CASES = (
     ("unknown-vault-kinds-echoed", "MSG-009", "test_generated_vault_failure_kinds"),
     ("tool-rules-case-folded", "POL-004", "test_near_named_tool_keeps_its_own_rule"),
+    ("tool-lookup-case-folded", "ORD-006", "test_near_names_are_unknown_tools"),
 )
 
 
