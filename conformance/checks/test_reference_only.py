@@ -26,7 +26,7 @@ import pytest
 
 from conformance.canary import Kind, Mint
 from conformance.host import SecretSpec
-from conformance.outcomes import not_applicable, require
+from conformance.outcomes import fail, not_applicable, require
 from conformance.scenario import (
     RECORDER,
     REFERENCE_CAPABILITY,
@@ -806,6 +806,42 @@ def test_vault_port_bug_is_a_vault_failure(host: RecordingHost, mint: Mint, erro
         "MSG-009",
         f"a vault port raising {error} ended {outcome.disposition.value}, not as a vault failure",
     )
+
+
+@pytest.mark.req("POL-002", "VAULT-005")
+def test_policy_unknown_member_refused_in_one_line(
+    host: RecordingHost, mint: Mint, tmp_path: Path
+) -> None:
+    """A policy file with one unknown member, alone or beside a known one, fails closed, and
+    the reason is one line that quotes the name when it is short and printable and never when
+    it is long. One unknown member is the case to try: a loader that names the wrong entry of
+    its list of unknown members breaks only when there is one."""
+    from reference_impl import Rule, load_policy
+
+    secret = make_secret(mint)
+    long_name = secret.password + "-member-name-long"
+    for name, quoted in ((long_name, False), ("secretBearingCall", True)):
+        for extra in ({}, {"secretBearingCalls": "ASK"}):
+            path = tmp_path / "policy.json"
+            path.write_text(json.dumps({**extra, name: "DENY"}), encoding="utf-8")
+            try:
+                policy = load_policy(path)
+            except Exception as error:  # a loader that raises did not fail closed
+                fail(
+                    "POL-002",
+                    f"loading a policy with one unknown member raised {type(error).__name__}",
+                )
+            require(
+                policy.fault is not None and policy.default_rule is Rule.DENY,
+                "POL-002",
+                "a policy file with one unknown member did not fail closed",
+            )
+            reason = policy.fault or ""
+            require(
+                "\n" not in reason and (name in reason) is quoted,
+                "VAULT-005",
+                "a long unknown member's name was quoted" if not quoted else "a short one was not",
+            )
 
 
 @pytest.mark.req("POL-005")

@@ -237,6 +237,7 @@ ORDER: Final[tuple[str, ...]] = (
     "tool-stamp-moves-once",
     "provider-stamp-moves-once",
     "look-alike-read-beside-a-real-marker",
+    "policy-error-names-second-unknown",
 )
 
 

@@ -1,12 +1,12 @@
 """One-line mutants of the survivor classes of mutation testing, each written as the line it
 changes.
 
-This module owns the broken reference hosts that a fresh-seed mutation run left alive in six
-classes, until a check was written for each: what the ledger records for refused calls and
-host failures, which calls carry an errorSnippet, stray characters at JSON's separator places,
-a pending limit above small numbers, a revocation spanning the prompts of several calls, and a
-look-alike marker beside a real reference. Each is the one-line change mutation testing made
-(cosmic-ray's operators, or the same kind of change), written with
+This module owns the broken reference hosts that fresh-seed mutation runs left alive, until a
+check was written for each: what the ledger records for refused calls and host failures, which
+calls carry an errorSnippet, stray characters at JSON's separator places, a pending limit above
+small numbers, a revocation spanning the prompts of several calls, a look-alike marker beside a
+real reference, and the error for a policy file with one unknown member. Each is the one-line
+change mutation testing made (cosmic-ray's operators, or the same kind of change), written with
 :func:`~conformance.selftest.base.line_patch` as the function that holds the line, recompiled
 with the line changed. ``tests/conformance/test_mutation_classes.py`` checks that the check
 module written for each catches it on its own. A mutant here changes behaviour only, and never
@@ -196,5 +196,21 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
                 extra=_LOOSE,
             ),
         ),
+    ),
+    Mutant(
+        "policy-error-names-second-unknown",
+        "POL-002",
+        "The policy file's error names the second of its unknown members, so loading a file with "
+        "only one raises an index error instead of failing closed.",
+        (
+            line_patch(
+                _POLICY,
+                "parse_policy",
+                'raise PolicyError(f"the policy file has {unknown_member(unknown[0])}")',
+                'raise PolicyError(f"the policy file has {unknown_member(unknown[1])}")',
+            ),
+        ),
+        # The reference host's own file checks run in process.
+        driver=False,
     ),
 )

@@ -3,7 +3,8 @@
 A fresh-seed mutation run left survivors in six classes: what the ledger records for refused
 calls and host failures, which calls carry an errorSnippet, stray characters at JSON's
 separator places, a pending limit above small numbers, a revocation spanning the prompts of
-several calls, and a look-alike marker beside a real reference. Each case below names a
+several calls, a look-alike marker beside a real reference, and the error a policy file with
+one unknown member gets. Each case below names a
 one-line mutant of the reference host of that class (cosmic-ray's operators, or the same kind
 of change), which the checks before these let through; the mutants are entries of the mutant
 catalog (``conformance/selftest/catalog_lines.py``), which the self-test catches with the whole
@@ -39,6 +40,7 @@ CASES: Final = (
     ("tool-stamp-moves-once", "conformance.checks.test_fence_spans"),
     ("provider-stamp-moves-once", "conformance.checks.test_fence_spans"),
     ("look-alike-read-beside-a-real-marker", "conformance.checks.test_lookalike_beside"),
+    ("policy-error-names-second-unknown", "conformance.checks.test_reference_only"),
 )
 
 #: The check modules of the cases, each once.
