@@ -3,15 +3,20 @@
 This module owns ``tox -e frameworks``'s work: each framework gets a venv of its own, made with
 the Python it needs (found on ``PATH`` or under pyenv's versions, so a fresh machine needs no
 set-up by hand), the framework installed at its pinned version from PyPI and this project
-beside it without dependencies. The install time of each env is measured. A framework whose
-Python is missing, or whose install failed, is said so in one line and left out of the matrix,
-marked not run. The network is used while installing only; the checks run offline.
+beside it without dependencies. A framework from npm (Playwright MCP) is installed instead with
+``npm install --prefix <root>/<name>`` at its pinned version, and its adapter runs with this
+env's own Python, which holds this project and the ``mcp`` SDK; it needs ``node``, ``npm`` and
+Debian's chromium, which this step does not install. The install time of each env is
+measured. A framework whose Python, node, npm or browser is missing, or whose install failed,
+is said so in one line and left out of the matrix, marked not run. The network is used while
+installing only; the checks run offline.
 """
 
 from __future__ import annotations
 
 import argparse
 import glob
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -30,7 +35,8 @@ class Pinned:
     """One framework: its adapter module, its pinned requirement, the Python it needs, paths.
 
     ``paths`` are the adapter's arguments for each path under test measured (its own tools,
-    its MCP tools), one matrix row each.
+    its MCP tools), one matrix row each. ``registry`` is ``pypi`` or ``npm``; an npm package's
+    ``python`` is unused (its adapter runs with this env's Python).
     """
 
     name: str
@@ -38,6 +44,7 @@ class Pinned:
     requirement: str
     python: str
     paths: tuple[str, ...] = ("",)
+    registry: str = "pypi"
 
 
 #: Every framework of the matrix, pinned exactly.
@@ -45,7 +52,18 @@ FRAMEWORKS: Final = (
     Pinned("browser-use", "conformance.frameworks.browser_use", "browser-use==0.13.14", "3.11"),
     Pinned("askui", "conformance.frameworks.askui", "askui==0.48.0", "3.11", ("", " --mcp")),
     Pinned("openhands-sdk", "conformance.frameworks.openhands", "openhands-sdk==1.58.2", "3.12"),
+    Pinned(
+        "playwright-mcp",
+        "conformance.frameworks.playwright_mcp",
+        "@playwright/mcp@0.0.83",
+        "",
+        ("", " --debug-all"),
+        "npm",
+    ),
 )
+
+#: The browser Playwright MCP is given: Debian's chromium, never a download.
+CHROMIUM: Final = Path("/usr/bin/chromium")
 
 
 def find_python(version: str) -> str | None:
@@ -90,18 +108,66 @@ def build(pinned: Pinned, root: Path, project: Path) -> tuple[str | None, str, f
     return str(target), note, seconds
 
 
+def build_npm(pinned: Pinned, root: Path, reuse: bool) -> tuple[str | None, str, float]:
+    """Install ``pinned`` from npm under ``root``; return its adapter's command, a note, seconds.
+
+    The command runs the adapter with this env's Python; ``None`` when something it needs is
+    missing or the install failed, the note then saying which in one line.
+    """
+    missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
+    if missing:
+        return None, f"{pinned.name}: no {' and no '.join(missing)} on this machine", 0.0
+    if not CHROMIUM.exists():
+        return None, f"{pinned.name}: no chromium at {CHROMIUM} (Debian's package chromium)", 0.0
+    if importlib.util.find_spec("mcp") is None:
+        return None, f"{pinned.name}: no mcp SDK beside this project (its extra mcp)", 0.0
+    prefix = root / pinned.name
+    command = f"{sys.executable} -m {pinned.module} --prefix {prefix}"
+    installed = prefix / "node_modules" / "@playwright" / "mcp" / "package.json"
+    if reuse and installed.exists():
+        return command, f"{pinned.name}: reused the install made before", -1.0
+    started = time.monotonic()
+    shutil.rmtree(prefix, ignore_errors=True)
+    prefix.mkdir(parents=True)
+    step = ["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund"]
+    done = subprocess.run([*step, pinned.requirement], capture_output=True, check=False)
+    if done.returncode != 0:
+        return None, f"{pinned.name}: the install failed (exit {done.returncode})", 0.0
+    seconds = time.monotonic() - started
+    return command, f"{pinned.name}: installed {pinned.requirement} in {seconds:.0f} s", seconds
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Build every env, then measure every framework that installed; return the exit status."""
     parser = argparse.ArgumentParser(prog="python -m conformance.frameworks.envs")
     parser.add_argument("--root", type=Path, required=True, help="where the venvs go")
     parser.add_argument("--project", type=Path, default=Path.cwd())
     parser.add_argument("--reuse", action="store_true", help="keep venvs built before")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="NAME",
+        choices=[pinned.name for pinned in FRAMEWORKS],
+        help="build and measure this framework only (may be given more than once)",
+    )
     options, rest = parser.parse_known_args(argv)
     commands: list[str] = []
     not_run: list[str] = []
     installs: list[str] = []
     for pinned in FRAMEWORKS:
+        if options.only and pinned.name not in options.only:
+            continue
         existing = options.root / pinned.name / "bin" / "python"
+        if pinned.registry == "npm":
+            command, note, seconds = build_npm(pinned, options.root, options.reuse)
+            print(note, flush=True)
+            if command is None:
+                not_run.append(note)
+                continue
+            installs += ["--install", f"{pinned.requirement}={seconds:.0f}"]
+            commands += [arg for p in pinned.paths for arg in ("--framework", command + p)]
+            continue
         if options.reuse and existing.exists():
             # The framework stays as built; this project's copy is brought up to date.
             python: str | None = str(existing)

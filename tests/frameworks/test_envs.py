@@ -1,8 +1,9 @@
-"""A framework whose Python is missing is named in one line and reported not run.
+"""A framework whose Python (or node) is missing is named in one line and reported not run.
 
 This module owns the check of ``conformance.frameworks.envs`` without any install: with a
-framework pinned to a Python no machine has, the env step says so in one line, builds nothing,
-and the matrix it runs reports that framework as not run, with the reason.
+framework pinned to a Python no machine has, or an npm framework on a machine without node and
+npm, the env step says so in one line, builds nothing, and the matrix it runs reports that
+framework as not run, with the reason.
 """
 
 from __future__ import annotations
@@ -35,3 +36,20 @@ def test_a_missing_python_is_one_line_and_not_run(
     assert document["notRun"] == ["nowhere: no Python 2.9 on this machine"]
     assert "| nowhere | | not run |" in (out / "f.md").read_text("utf-8")
     assert not (tmp_path / "venvs").exists()
+
+
+def test_an_npm_framework_without_node_is_one_line_and_not_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    out = tmp_path / "r"
+    code = envs.main(
+        ["--root", str(tmp_path / "prefixes"), "--only", "playwright-mcp",
+         "--report-json", str(out / "f.json"), "--report-md", str(out / "f.md")]
+    )  # fmt: skip
+    assert code == 0
+    line = "playwright-mcp: no node and no npm on this machine"
+    assert capsys.readouterr().out.splitlines()[0] == line
+    document = json.loads((out / "f.json").read_text("utf-8"))
+    assert (document["frameworks"], document["notRun"]) == ([], [line])
+    assert not (tmp_path / "prefixes").exists()

@@ -38,6 +38,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             "--framework", f"{sys.executable} {FAKE} log",
             "--not-run", "openhands-sdk: no Python 3.12 on this machine",
             "--install", "askui==0.48.0=470",
+            "--install", "@playwright/mcp@0.0.83=2",
             "--report-json", str(out / "f.json"),
             "--report-md", str(out / "f.md"),
             "--timeout", "30",
@@ -69,7 +70,14 @@ def _install_unpinned(doc: dict[str, Any]) -> None:
     doc["installs"][0]["requirement"] = "askui>=0.48"
 
 
-@pytest.mark.parametrize("breaks", [_conformant, _pass_with_forms, _row_missing, _install_unpinned])
+def _npm_install_unpinned(doc: dict[str, Any]) -> None:
+    doc["installs"][1]["requirement"] = "@playwright/mcp@latest"
+
+
+@pytest.mark.parametrize(
+    "breaks",
+    [_conformant, _pass_with_forms, _row_missing, _install_unpinned, _npm_install_unpinned],
+)
 def test_the_schema_refuses_what_the_rulings_forbid(report: dict[str, Any], breaks: Any) -> None:
     broken = copy.deepcopy(report)
     breaks(broken)
