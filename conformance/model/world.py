@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from hypothesis import strategies as st
 
+from conformance.alphabets import near_names
 from conformance.canary import Kind, Mint
 from conformance.host import HostConfig, SecretSpec, ToolSpec
 from conformance.scenario import ECHO, PROVIDER, RECORDER, THROWER, args_json, make_secret, tool
@@ -38,10 +39,12 @@ GATE_PERMISSION: Final = "tool.gated"
 AUX: Final = tool("aux", RECORDER.handler, provider=OTHER_PROVIDER)
 GATED: Final = tool("gated", RECORDER.handler, permission=GATE_PERMISSION)
 
-#: The tools every configuration registers, and the name of one it never does.
+#: The tools every configuration registers, and the name of one it never does: the recorder's
+#: name in capitals, the first near name a lookup that folds case confuses with a registered
+#: tool (ORD-006), so that a call to it tells an exact lookup from a loose one.
 TOOLS: Final[tuple[ToolSpec, ...]] = (RECORDER, ECHO, THROWER, AUX, GATED)
 TOOL_NAMES: Final = tuple(spec.name for spec in TOOLS)
-UNREGISTERED: Final = "nowhere"
+UNREGISTERED: Final = near_names(RECORDER.name, 1)[0]
 
 #: The tools a call names, the plain recorder likeliest, now and then one never registered.
 CALLED: Final = (RECORDER.name,) * 5 + (ECHO.name, ECHO.name, THROWER.name, AUX.name, AUX.name)
