@@ -5,8 +5,10 @@ sound, it fails no requirement and its verdict is ``incomplete``, never ``confor
 broken mode fails the requirement its step belongs to. browser-use is checked the same way when
 it is installed in the interpreter running the tests; askui and the OpenHands SDK are checked
 with the interpreter of their own venv, named by ``SECREF_ASKUI_PYTHON`` and
-``SECREF_OPENHANDS_PYTHON`` (``tox -e frameworks`` builds them). The default test env has none
-of them (each install took minutes here), so those tests are skipped with the reason.
+``SECREF_OPENHANDS_PYTHON`` (``tox -e frameworks`` builds them), and Playwright MCP from the npm
+prefix named by ``SECREF_PLAYWRIGHT_MCP``, with node and Debian's chromium. The default test env
+has none of them (each Python install took minutes here, and a Playwright MCP run takes more
+than a minute), so those tests are skipped with the reason.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Final
 import pytest
 
 from conformance.frameworks.matrix import measure
+from tests.frameworks.support import playwright_prefix
 
 FAKE: Final = Path(__file__).parent / "fake_framework.py"
 
@@ -106,4 +109,15 @@ def test_openhands_mutant_without_masking_is_caught() -> None:
     mutant = measure(f"{python} -m conformance.frameworks.openhands --mutant", 60.0)
     assert "result" not in _leaked(real, "SCRUB-003")
     assert "result" in _leaked(mutant, "SCRUB-003")
+    assert real["verdict"] == mutant["verdict"] == "non-conformant"
+
+
+def test_playwright_mcp_mutant_without_masking_is_caught() -> None:
+    prefix = playwright_prefix()
+    command = f"{sys.executable} -m conformance.frameworks.playwright_mcp --prefix {prefix}"
+    real = measure(command, 60.0)
+    mutant = measure(f"{command} --mutant", 60.0)
+    # The release masks the value itself wherever it is written whole; the mutant not.
+    assert not {"result", "log", "persisted"} & _leaked(real, "SCRUB-003")
+    assert {"result", "log", "persisted"} <= _leaked(mutant, "SCRUB-003")
     assert real["verdict"] == mutant["verdict"] == "non-conformant"
