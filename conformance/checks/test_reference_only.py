@@ -139,6 +139,9 @@ def _damaged_line(damage: str) -> bytes:
     if damage == "torn-glued-to-record":
         # A writer that did not know the line before it was torn appended without a newline.
         return b'{"id":"torn","timest' + _encode(_record(91, 10))
+    if damage == "torn-1-byte-glued-to-record":
+        # The shortest torn prefix: a crash right after a record's first byte.
+        return b"{" + _encode(_record(91, 10))
     if damage == "torn-glued-to-bad-record":
         # The same, glued to a line that is JSON but not a record: neither is kept.
         glued = json.loads(_encode(_record(91, 10)))
@@ -165,12 +168,13 @@ def _encode(record: LedgerRecord) -> bytes:
 
 
 #: Damaged lines the reader must pass over, each with how many whole records it still holds:
-#: torn lines (LEDG-011), a torn prefix glued to a whole record that must be kept (or to a line
-#: that is not a record, which must not be), and lines
+#: torn lines (LEDG-011), a torn prefix (of 20 bytes, or of one) glued to a whole record that must
+#: be kept (or to a line that is not a record, which must not be), and lines
 #: that are JSON but not a record, one wrong field at a time (LEDG-014).
 _DAMAGE: dict[str, int] = {
     "torn": 0,
     "torn-glued-to-record": 1,
+    "torn-1-byte-glued-to-record": 1,
     "torn-glued-to-bad-record": 0,
     "not-json": 0,
     "not-an-object": 0,
