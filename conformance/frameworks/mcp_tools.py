@@ -5,7 +5,9 @@ is the framework's MCP tools (decisions R11: "MCP tools included"). It is built 
 ``mcp`` SDK of the framework's own venv, with its low-level server, so that the arguments a tool
 receives are the JSON object the framework sent, untouched by any schema. It serves the tools
 of one ``configure`` (a JSON file named on the command line: ``[{"name", "handler",
-"options"}]``), each with an open input schema, runs the standard handlers of
+"options"}]``), each with an open input schema unless its entry declares one of its own
+(``"inputSchema"``: for a framework that passes a tool only the members its schema declares),
+runs the standard handlers of
 :mod:`conformance.frameworks.base`, and appends each receipt as one JSON line to the receipts
 file named on the command line, where the adapter reads it. A handler that raises answers with
 an MCP error result whose text is the exception's, as an MCP server does. The SDK changed the
@@ -31,10 +33,17 @@ OPEN_SCHEMA: Final = {"type": "object", "additionalProperties": True}
 class Served:
     """The tools of one configuration and where their receipts go."""
 
-    def __init__(self, tools: list[Tool], receipts: Path) -> None:
+    def __init__(
+        self, tools: list[Tool], receipts: Path, schemas: dict[str, dict[str, Any]] | None = None
+    ) -> None:
         self.tools = {tool.name: tool for tool in tools}
         self.receipts = receipts
         self.handlers = Handlers()
+        self.schemas = schemas or {}
+
+    def schema(self, name: str) -> dict[str, Any]:
+        """Return the input schema tool ``name`` declares: its own, or an open one."""
+        return dict(self.schemas.get(name, OPEN_SCHEMA))
 
     def run(self, name: str, arguments: dict[str, Any] | None) -> tuple[str, bool]:
         """Run one call; return its text and whether it is an error result."""
@@ -72,7 +81,7 @@ def _server_v2(served: Served, server: Any) -> Any:
                 types.Tool(
                     name=name,
                     description=f"the {tool.handler} handler",
-                    input_schema=dict(OPEN_SCHEMA),
+                    input_schema=served.schema(name),
                 )
                 for name, tool in served.tools.items()
             ]
@@ -97,7 +106,9 @@ def _server_v1(served: Served, server_class: Any) -> Any:
     async def list_tools() -> list[Any]:
         return [
             types.Tool(
-                name=name, description=f"the {tool.handler} handler", inputSchema=dict(OPEN_SCHEMA)
+                name=name,
+                description=f"the {tool.handler} handler",
+                inputSchema=served.schema(name),
             )
             for name, tool in served.tools.items()
         ]
@@ -119,7 +130,8 @@ def serve(config: Path, receipts: Path) -> None:
 
     specs = json.loads(config.read_text(encoding="utf-8"))
     tools = [Tool(s["name"], s["handler"], dict(s.get("options") or {})) for s in specs]
-    server = _server(Served(tools, receipts))
+    schemas = {s["name"]: dict(s["inputSchema"]) for s in specs if "inputSchema" in s}
+    server = _server(Served(tools, receipts, schemas))
 
     async def main() -> None:
         async with stdio_server() as (read, write):
