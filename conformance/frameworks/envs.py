@@ -49,7 +49,13 @@ class Pinned:
 
 #: Every framework of the matrix, pinned exactly.
 FRAMEWORKS: Final = (
-    Pinned("browser-use", "conformance.frameworks.browser_use", "browser-use==0.13.14", "3.11"),
+    Pinned(
+        "browser-use",
+        "conformance.frameworks.browser_use",
+        "browser-use==0.13.14",
+        "3.11",
+        ("", " --mcp"),
+    ),
     Pinned("askui", "conformance.frameworks.askui", "askui==0.48.0", "3.11", ("", " --mcp")),
     Pinned("openhands-sdk", "conformance.frameworks.openhands", "openhands-sdk==1.58.2", "3.12"),
     Pinned(

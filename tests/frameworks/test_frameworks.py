@@ -2,10 +2,12 @@
 
 The stand-in framework of ``fake_framework.py`` runs through the adapter base in every mode:
 sound, it fails no requirement and its verdict is ``incomplete``, never ``conformant``; each
-broken mode fails the requirement its step belongs to. browser-use is checked the same way when
-it is installed in the interpreter running the tests; askui and the OpenHands SDK are checked
-with the interpreter of their own venv, named by ``SECREF_ASKUI_PYTHON`` and
-``SECREF_OPENHANDS_PYTHON`` (``tox -e frameworks`` builds them), and Playwright MCP from the npm
+broken mode fails the requirement its step belongs to. browser-use is checked the same way with
+the interpreter running the tests when browser-use is installed in it; otherwise it, askui and
+the OpenHands SDK are checked with the interpreter of their own venv, named by
+``SECREF_BROWSER_USE_PYTHON``, ``SECREF_ASKUI_PYTHON`` and ``SECREF_OPENHANDS_PYTHON`` (``tox
+-e frameworks`` builds them), every path an adapter has (its own tools, its MCP tools) with its
+mutant, and Playwright MCP from the npm
 prefix named by ``SECREF_PLAYWRIGHT_MCP``, with node and Debian's chromium. The default test env
 has none of them (each Python install took minutes here, and a Playwright MCP run takes more
 than a minute), so those tests are skipped with the reason.
@@ -67,17 +69,23 @@ def test_a_surface_never_announced_is_unchecked_never_passed() -> None:
     assert entry["verdict"] == "incomplete"
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("browser_use") is None,
-    reason="browser-use is not installed in this env; tox -e frameworks builds its own",
-)
-def test_browser_use_mutant_without_masking_is_caught() -> None:
-    module = "conformance.frameworks.browser_use"
-    _, real = _failed(f"{sys.executable} -m {module}")
-    entry = measure(f"{sys.executable} -m {module} --mutant", 60.0)
-    surfaces = set(entry["rows"]["SCRUB-003"]["surfaces"])
-    assert "result" in surfaces or "failure text" in surfaces
-    assert "INV2" in real
+@pytest.mark.parametrize("path", ["", " --mcp"])
+def test_browser_use_mutant_without_masking_is_caught(path: str) -> None:
+    python = _browser_use_python()
+    command = f"{python} -m conformance.frameworks.browser_use{path}"
+    real = measure(command, 60.0)
+    mutant = measure(f"{command} --mutant", 60.0)
+    # The release masks the value itself in the result and the failure text; the mutant not.
+    assert not {"result", "failure text"} & _leaked(real, "SCRUB-003")
+    assert {"result", "failure text"} <= _leaked(mutant, "SCRUB-003")
+    assert real["rows"]["INV2"]["status"] == "fail"
+
+
+def _browser_use_python() -> str:
+    """The test interpreter when browser-use is installed in it, else its own venv's."""
+    if importlib.util.find_spec("browser_use") is not None:
+        return sys.executable
+    return _venv_python("SECREF_BROWSER_USE_PYTHON")
 
 
 def _venv_python(variable: str) -> str:
