@@ -3,32 +3,41 @@
 This module owns the adapter for browser-use (pinned ``browser-use==0.13.14``). The model writes
 ``<secret>NAME</secret>``; ``Registry.execute_action`` replaces each one in an action's
 parameters (``browser_use/tools/registry/service.py``, ``_replace_sensitive_data``), recursively
-through dicts and lists, from the agent's ``sensitive_data``. What the model reads back is the
-agent's history description (``MessageManager._update_agent_history_description``) after
-``MessageManager._filter_sensitive_data``, which replaces each value with its placeholder
-(``browser_use/utils.py``, ``redact_sensitive_string``). The adapter runs each call through
-``Tools.act`` with no browser session, no model and no network, and renders the result through
-the message manager as an agent step would (step 0, the path of an agent's initial actions,
-which renders the results without a model's output). Two paths:
+through dicts and lists, from the agent's ``sensitive_data``. The message manager masks the
+state message the model reads (``MessageManager._set_message_with_type``, then
+``_filter_sensitive_data``): each value is replaced with its placeholder
+(``browser_use/utils.py``, ``redact_sensitive_string``).
+
+Each call is run by a real ``Agent`` as its one initial action (``initial_actions``: an agent's
+step 0, run by ``Agent.run`` through ``multi_act`` and ``Tools.act`` before the model is asked
+anything), with ``sensitive_data``, ``save_conversation_path`` and a headless browser session
+on Debian's chromium, kept for the adapter's life (browser-use's own tests keep one per
+module). The model is scripted as browser-use's own tests script it (``create_mock_llm``,
+``tests/ci/conftest.py``): it calls nothing, keeps the messages it is given and answers
+``done``, so the agent stops after step 1 (``max_steps=1``); then ``Agent.save_history``
+writes the history, one file per call. No model, no network, no account. Two paths:
 
 - by default each standard handler is a browser-use action whose parameters take any member;
 - ``--mcp``: the handlers are MCP tools of a local stdio server on the official ``mcp`` SDK
   (:mod:`conformance.frameworks.mcp_tools`), connected with browser-use's own ``MCPClient``
   and registered into the ``Tools`` with ``MCPClient.register_to_tools``
-  (``browser_use/mcp/client.py``); the action is validated by the registry's own
-  ``create_action_model``. ``_register_tool_as_action`` gives the action only the
+  (``browser_use/mcp/client.py``), the ``Tools`` the agent is given.
+  ``_register_tool_as_action`` gives the action only the
   properties the tool's input schema declares (``extra='forbid'``; a tool with none is called
   with ``{}``), so the server declares, for each call, one required property per member of the
   call, of that member's JSON type, as a tool of that shape would; a server is started for
   each tool list and shape, and kept for the adapter's life, as an agent keeps its MCP client.
 
-Surfaces: that rendering (result and failure text), the ``browser_use`` loggers (and ``mcp``
-on the MCP path) at every level, and standard error. browser-use persists its history only
-from a running agent, which needs a model, so nothing persisted is announced. Its telemetry is
-turned off (``ANONYMIZED_TELEMETRY=false``), so nothing leaves the machine.
+Surfaces: every message the model is given at step 1 (result and failure text: the state
+message holds the initial action's result, and ``read_state`` an MCP tool's), the
+``browser_use`` loggers (and ``mcp`` on the MCP path) at every level, standard error, and what
+the agents persist (``observe.ledger``): each call's saved history, the conversation files of
+``save_conversation_path`` and the agent's file system, every file in path order. Telemetry and
+cloud sync are turned off (``ANONYMIZED_TELEMETRY=false``, ``BROWSER_USE_CLOUD_SYNC=false``),
+so nothing leaves the machine.
 
-``--mutant`` patches ``redact_sensitive_string`` to return its text unchanged: a broken masking
-step the checks must catch, on either path.
+``--mutant`` patches the message manager's ``redact_sensitive_string`` to return its text
+unchanged: a broken masking step the checks must catch, on either path.
 """
 
 from __future__ import annotations
@@ -40,9 +49,10 @@ import sys
 import tempfile
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from conformance.frameworks.base import Framework, Outcome, Receipt, Tool, main
+from conformance.frameworks.playwright_mcp import CHROMIUM, CHROMIUM_ARGS
 
 #: The release this adapter was written against.
 PINNED = "0.13.14"
@@ -63,25 +73,27 @@ JSON_TYPES: dict[type, str] = {
 
 
 class BrowserUse(Framework):
-    """browser-use's action registry and message manager, driven without a model."""
+    """browser-use's ``Agent``, its tools and its message manager, driven without a model."""
 
     name = "browser-use (MCP tools)" if MCP else "browser-use"
     spelling = "<secret>{name}</secret>"
     loggers = ("browser_use", "mcp") if MCP else ("browser_use",)
+    capabilities = ("observe.log", "observe.receipts", "observe.ledger")
 
     def __init__(self) -> None:
         super().__init__()
         self.version = _version()
         self._tools: Any = None
-        self._models: dict[str, Any] = {}
+        self._scratch: tempfile.TemporaryDirectory[str] | None = None
+        self._runs = 0
 
     def build(self) -> None:
         """Register each tool as a browser-use action (the MCP path: at its first call)."""
+        self._scratch = tempfile.TemporaryDirectory(prefix="secref-browser-use-agent-")
         if MCP:
             return
-        from browser_use.tools.registry.views import ActionModel
         from browser_use.tools.service import Tools
-        from pydantic import BaseModel, ConfigDict, create_model
+        from pydantic import BaseModel, ConfigDict
 
         class Params(BaseModel):  # type: ignore[misc,unused-ignore]
             model_config = ConfigDict(extra="allow")
@@ -91,35 +103,51 @@ class BrowserUse(Framework):
             tools.registry.action(f"the {spec.handler} handler", param_model=Params)(
                 _action(self, spec)
             )
-        fields: dict[str, Any] = dict.fromkeys(self.tools, (Params | None, None))
-        self._model = create_model("SecrefAction", __base__=ActionModel, **fields)
-        self._params = Params
         self._tools = tools
 
     def call(self, tool: str, arguments: Any) -> Outcome:
-        """Run one action through ``Tools.act`` and render what the model reads."""
+        """Run one call as an agent's initial action; return the state message the model reads."""
+        from browser_use import Agent
+
         if not isinstance(arguments, dict):
             return Outcome("browser-use actions take an object of parameters", True, True)
+        assert self._scratch is not None
         sensitive: dict[str, Any] = dict(self.secrets)
-        if MCP:
-            served = _served(list(self.tools.values()), arguments)
-            action = served.tools.registry.create_action_model().model_validate({tool: arguments})
-            tools: Any = served.tools
-        else:
-            served = None
-            action = self._model(**{tool: self._params(**arguments)})
-            tools = self._tools
-        result = _LOOP.run_until_complete(
-            tools.act(
-                action,
-                browser_session=None,
+        served = _served(list(self.tools.values()), arguments) if MCP else None
+        tools = served.tools if served is not None else self._tools
+        root = Path(self._scratch.name)
+        seen: list[list[Any]] = []
+        try:
+            agent = Agent(
+                task="secref",
+                llm=_scripted_model(seen),
+                tools=tools,
+                browser_session=_session(),
                 sensitive_data=sensitive or None,
-                action_timeout=self.execution_timeout,
+                initial_actions=[{tool: arguments}],
+                save_conversation_path=str(root / "conversations"),
+                file_system_path=str(root / "files"),
+                use_vision=False,
+                use_judge=False,
             )
-        )
+        except ValueError as error:  # the action model refused the parameters
+            return Outcome(f"browser-use refused the action ({type(error).__name__})", True, True)
+        history = _LOOP.run_until_complete(agent.run(max_steps=1))
+        # One file per agent, as each run of a script saves its own.
+        self._runs += 1
+        agent.save_history(root / f"history-{self._runs}.json")
         if served is not None:
             self._collect(served.receipts)
-        return Outcome(_render(result, sensitive), result.error is not None)
+        results = history.history[0].result if history.history else []
+        failed = any(result.error is not None for result in results)
+        return Outcome(_read(seen), failed)
+
+    def persisted(self) -> bytes:
+        """Return every file the agents of this configuration wrote, in path order."""
+        if self._scratch is None:
+            return b""
+        files = sorted(p for p in Path(self._scratch.name).rglob("*") if p.is_file())
+        return b"\n".join(p.read_bytes() for p in files)
 
     def _collect(self, receipts: Path) -> None:
         """Move the MCP server's receipts into :attr:`handlers`."""
@@ -131,35 +159,77 @@ class BrowserUse(Framework):
         receipts.unlink()
 
 
-def _render(result: Any, sensitive: dict[str, Any]) -> str:
-    """Return what the model reads of ``result`` in the next state message, masked.
+#: What the scripted model answers to every step: the task is done.
+DONE: Final = json.dumps(
+    {
+        "evaluation_previous_goal": "secref",
+        "memory": "secref",
+        "next_goal": "secref",
+        "action": [{"done": {"text": "secref", "success": True}}],
+    }
+)
 
-    ``_set_message_with_type`` masks the whole state message with ``_filter_sensitive_data``.
+
+def _scripted_model(seen: list[list[Any]]) -> Any:
+    """Return a model that calls nothing, keeps the messages it is given and answers ``done``.
+
+    It is written as browser-use's own tests write theirs (``create_mock_llm`` in
+    ``tests/ci/conftest.py``): an ``AsyncMock`` of ``BaseChatModel`` whose ``ainvoke`` parses
+    a fixed answer with the output format it is asked for.
     """
-    from browser_use.agent.message_manager.service import MessageManager
-    from browser_use.agent.views import AgentStepInfo
-    from browser_use.filesystem.file_system import FileSystem
-    from browser_use.llm.messages import SystemMessage, UserMessage
+    from unittest.mock import AsyncMock
 
-    with tempfile.TemporaryDirectory() as scratch:
-        manager = MessageManager(
-            task="secref",
-            system_message=SystemMessage(content="secref"),
-            file_system=FileSystem(scratch),
-            sensitive_data=sensitive or None,
+    from browser_use.llm import BaseChatModel
+    from browser_use.llm.views import ChatInvokeCompletion
+
+    llm = AsyncMock(spec=BaseChatModel)
+    llm.model = llm.name = llm.model_name = "secref-scripted"
+    llm.provider = "mock"
+    llm._verified_api_keys = True
+
+    async def ainvoke(messages: list[Any], output_format: Any = None, **_: Any) -> Any:
+        seen.append(list(messages))
+        if output_format is None:
+            return ChatInvokeCompletion(completion=DONE, usage=None)
+        return ChatInvokeCompletion(completion=output_format.model_validate_json(DONE), usage=None)
+
+    llm.ainvoke.side_effect = ainvoke
+    return llm
+
+
+def _read(seen: list[list[Any]]) -> str:
+    """Return the text of every message the model was given at its first step: what it reads."""
+    texts: list[str] = []
+    for message in seen[0] if seen else []:
+        content = message.content
+        if isinstance(content, str):
+            texts.append(content)
+        else:
+            texts += [str(getattr(part, "text", "")) for part in content or ()]
+    return "\n".join(texts)
+
+
+_SESSION: Any = None
+
+
+def _session() -> Any:
+    """Return the adapter's one browser session, started at its first use and kept alive."""
+    global _SESSION
+    if _SESSION is None:
+        from browser_use.browser import BrowserProfile, BrowserSession
+
+        profile = BrowserProfile(
+            headless=True,
+            user_data_dir=None,
+            keep_alive=True,
+            enable_default_extensions=False,
+            executable_path=CHROMIUM,
+            chromium_sandbox=False,
+            args=[arg for arg in CHROMIUM_ARGS if arg != "--no-sandbox"],
         )
-        manager._update_agent_history_description(
-            None, [result], AgentStepInfo(step_number=0, max_steps=3)
-        )
-        # The two parts of the state message that carry results, as ``AgentMessagePrompt``
-        # writes them: the history, and what an action gives to be read once (an MCP tool's).
-        text = f"<agent_history>\n{manager.agent_history_description}\n</agent_history>\n"
-        if manager.state.read_state_description:
-            text += f"\n<read_state>\n{manager.state.read_state_description}\n</read_state>\n"
-        message = UserMessage(content=text)
-        if manager.sensitive_data:
-            message = manager._filter_sensitive_data(message)
-    return str(message.content)
+        _SESSION = BrowserSession(browser_profile=profile)
+        _LOOP.run_until_complete(_SESSION.start())
+    return _SESSION
 
 
 #: The one event loop of the adapter: an MCP client's connection lives in it between calls.
@@ -239,6 +309,8 @@ def _no_mask() -> None:
 if __name__ == "__main__":
     # No telemetry: nothing leaves the machine (browser-use sends it unless told not to).
     os.environ["ANONYMIZED_TELEMETRY"] = "false"
+    os.environ["BROWSER_USE_CLOUD_SYNC"] = "false"
+    os.environ["SKIP_LLM_API_KEY_VERIFICATION"] = "true"
     if "--mutant" in sys.argv[1:]:
         _no_mask()
         BrowserUse.name += " (mutant: no-mask)"

@@ -6,10 +6,10 @@ set-up by hand), the framework installed at its pinned version from PyPI and thi
 beside it without dependencies. A framework from npm (Playwright MCP) is installed instead with
 ``npm install --prefix <root>/<name>`` at its pinned version, and its adapter runs with this
 env's own Python, which holds this project and the ``mcp`` SDK; it needs ``node``, ``npm`` and
-Debian's chromium, which this step does not install. The install time of each env is
-measured. A framework whose Python, node, npm or browser is missing, or whose install failed,
-is said so in one line and left out of the matrix, marked not run. The network is used while
-installing only; the checks run offline.
+Debian's chromium, which this step does not install (browser-use's agent needs that browser
+too). The install time of each env is measured. A framework whose Python, node, npm or browser
+is missing, or whose install failed, is said so in one line and left out of the matrix, marked
+not run. The network is used while installing only; the checks run offline.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ class Pinned:
 
     ``paths`` are the adapter's arguments for each path under test measured (its own tools,
     its MCP tools), one matrix row each. ``registry`` is ``pypi`` or ``npm``; an npm package's
-    ``python`` is unused (its adapter runs with this env's Python).
+    ``python`` is unused (its adapter runs with this env's Python). ``browser``: its adapter
+    drives Debian's chromium (:data:`CHROMIUM`), which this step does not install.
     """
 
     name: str
@@ -45,6 +46,7 @@ class Pinned:
     python: str
     paths: tuple[str, ...] = ("",)
     registry: str = "pypi"
+    browser: bool = False
 
 
 #: Every framework of the matrix, pinned exactly.
@@ -55,6 +57,7 @@ FRAMEWORKS: Final = (
         "browser-use==0.13.14",
         "3.11",
         ("", " --mcp"),
+        browser=True,
     ),
     Pinned("askui", "conformance.frameworks.askui", "askui==0.48.0", "3.11", ("", " --mcp")),
     Pinned("openhands-sdk", "conformance.frameworks.openhands", "openhands-sdk==1.58.2", "3.12"),
@@ -165,6 +168,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if options.only and pinned.name not in options.only:
             continue
         existing = options.root / pinned.name / "bin" / "python"
+        if pinned.browser and not CHROMIUM.exists():
+            note = f"{pinned.name}: no chromium at {CHROMIUM} (Debian's package chromium)"
+            print(note, flush=True)
+            not_run.append(note)
+            continue
         if pinned.registry == "npm":
             command, note, seconds = build_npm(pinned, options.root, options.reuse)
             print(note, flush=True)

@@ -23,6 +23,7 @@ from typing import Final
 
 import pytest
 
+from conformance.frameworks.envs import CHROMIUM
 from conformance.frameworks.matrix import measure
 from tests.frameworks.support import playwright_prefix
 
@@ -83,6 +84,10 @@ def test_browser_use_mutant_without_masking_is_caught(path: str) -> None:
 
 def _browser_use_python() -> str:
     """The test interpreter when browser-use is installed in it, else its own venv's."""
+    if not CHROMIUM.exists():
+        pytest.skip(
+            f"browser-use's agent drives Debian's chromium, and there is none at {CHROMIUM}"
+        )
     if importlib.util.find_spec("browser_use") is not None:
         return sys.executable
     return _venv_python("SECREF_BROWSER_USE_PYTHON")
