@@ -3,8 +3,9 @@
 This module owns the judge of a mutation run: the scratch copy of ``reference_impl`` and
 ``conformance`` a mutant is written into (``make_scratch``), the check that the suite judges
 that copy (``self_check``), the suite command run against each mutant (``suite_command``, the
-conformance suite alone with ``--stop-when-decided``), and the reading of its exit code and
-JSON report into killed, reported, survived or timed out (``run_suite``). It never mutates the
+conformance suite alone with ``--stop-when-decided``, in process and then, for a mutant that
+run lets through, over the MCP wire), and the reading of its exit code and JSON report into
+killed, reported, survived or timed out (``run_suite``). It never mutates the
 working tree, never runs two mutants at once in one copy, never changes what counts as caught
 (a mutant is caught when the verdict is not conformant, or when a clean exit's report lists a
 requirement not fully met), and never prints a value: the suite's output is discarded.
@@ -13,6 +14,7 @@ requirement not fully met), and never prints a value: the suite's output is disc
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import shlex
@@ -69,7 +71,18 @@ class Outcome:
 STOP: Final = "--stop-when-decided"
 
 
-def suite_command(scratch: Path) -> str:
+#: The report a suite run in a scratch copy writes, in process and over MCP.
+REPORT: Final = "conformance.json"
+MCP_REPORT: Final = "conformance-mcp.json"
+
+#: The checks the MCP run of a survivor makes: those that run only over MCP (rich results,
+#: notifications, elicitation, the wire's refusals and cap), selected by their module. Every
+#: other check drives the same core modules through the same calls in process, which the first
+#: run already did; over MCP the whole suite takes several times as long.
+MCP_CHECKS: Final = "test_mcp.py"
+
+
+def suite_command(scratch: Path, via_mcp: bool = False) -> str:
     """The command that judges one mutant: the conformance suite alone, ending once decided.
 
     It passes ``--stop-when-decided`` (``STOP``) rather than pytest's ``-x``: both end a run
@@ -79,23 +92,29 @@ def suite_command(scratch: Path) -> str:
 
     Args:
         scratch: the scratch directory; reports go there, not to the working tree.
+        via_mcp: judge the copy over the MCP wire instead, with the checks that run only
+            there (:data:`MCP_CHECKS`): the reference driver started from the copy, every call
+            through the official MCP client (as ``tox -e conformance-mcp`` runs it).
 
     Returns:
         A shell-quoted command line (cosmic-ray splits it with ``shlex``).
     """
+    report = MCP_REPORT if via_mcp else REPORT
+    host = ["--host", f"{shlex.quote(sys.executable)} -m reference_impl.driver", "--via", "mcp"]
     parts = [
         sys.executable,
         "-m",
         "conformance.cli",
+        *(host if via_mcp else []),
         "--report-json",
-        str(scratch / "conformance.json"),
+        str(scratch / report),
         "--report-md",
-        str(scratch / "conformance.md"),
+        str(scratch / report.replace(".json", ".md")),
         "--",
         STOP,
         "-q",
         "-k",
-        " and ".join(f"not {name}" for name in TIMING_CHECKS),
+        MCP_CHECKS if via_mcp else " and ".join(f"not {name}" for name in TIMING_CHECKS),
         "-p",
         "no:cacheprovider",
     ]
@@ -215,15 +234,23 @@ def self_check(scratch: Scratch, timeout: float) -> str | None:
     Returns:
         None when both hold, else what went wrong.
     """
-    (scratch.root / "conformance.json").unlink(missing_ok=True)
-    status, code, seconds = run_suite(scratch, timeout)
-    if status != "survived":
-        shortfalls = ", ".join(missed(scratch))
-        detail = f"; not fully met: {shortfalls}" if shortfalls else ""
-        reason = stopped(scratch)
-        detail += f"; {reason}" if reason else ""
-        return f"the unmutated host does not pass cleanly ({status}, exit {code}{detail})"
-    print(f"unmutated host: conformant in {seconds:.0f} s", file=sys.stderr)
+    # Each run the judge may make, alone and unmutated, must pass in full and in time: a
+    # survivor is judged over MCP too, so a broken or slow MCP run would count it as killed.
+    runs = [("", False), (" over MCP", True)] if mcp_available() else [("", False)]
+    for where, via_mcp in runs:
+        for report in (REPORT, MCP_REPORT):
+            (scratch.root / report).unlink(missing_ok=True)
+        command = suite_command(scratch.root, via_mcp=via_mcp)
+        status, code, seconds = _run_once(scratch, command, timeout, None)
+        shortfalls = missed(scratch, MCP_REPORT if via_mcp else REPORT)
+        if status != "exited" or code != 0 or shortfalls:
+            detail = f"; not fully met: {', '.join(shortfalls)}" if shortfalls else ""
+            reason = None if via_mcp else stopped(scratch)
+            detail += f"; {reason}" if reason else ""
+            return (
+                f"the unmutated host does not pass cleanly{where} ({status}, exit {code}{detail})"
+            )
+        print(f"unmutated host: conformant{where} in {seconds:.0f} s", file=sys.stderr)
     path = scratch.root / "reference_impl" / "_registry.py"
     original = path.read_text("utf-8")
     try:
@@ -241,25 +268,68 @@ def self_check(scratch: Scratch, timeout: float) -> str | None:
 _ALIVE_POLL: Final = 0.5
 
 
+#: The fewest seconds worth starting the MCP run with: less could never finish it, and its
+#: timing out would change nothing (the in-process status stands).
+MIN_MCP_SECONDS: Final = 20.0
+
+
+def mcp_available() -> bool:
+    """Whether the official MCP SDK is installed, so that a survivor can be judged over MCP."""
+    return importlib.util.find_spec("mcp") is not None
+
+
 def run_suite(
     scratch: Scratch, timeout: float, alive: Callable[[], bool] | None = None
 ) -> tuple[str, int | None, float]:
-    """Run the suite once against whatever the scratch copy holds.
+    """Run the suite against whatever the scratch copy holds: in process, then over MCP.
+
+    A mutant the in-process run lets through (it survives, or only a SHOULD is missed) is
+    judged again over the MCP wire when the MCP SDK is installed: the suite's MCP checks (rich
+    results, notifications, elicitation, the wire's own rules) never run in process, and a
+    host is conformant only if it is on every path. The second run gets what is left of
+    ``timeout``; if it runs out, the in-process status stands: a mutant is never counted as
+    killed because two runs took longer than one.
 
     Args:
         scratch: the scratch copy.
-        timeout: seconds before the run's process group is killed.
+        timeout: seconds both runs may take together; a run still going then is killed.
         alive: when given, asked every half second; once it says False the run's process group
             is killed and the run ends as ``error`` (a worker whose server has gone).
 
     Returns:
-        (status, exit code or None, seconds): status is ``killed`` (the run failed),
-        ``reported`` (it exited 0 but its report lists a requirement not fully met, such as a
+        (status, exit code or None, seconds): status is ``killed`` (a run failed),
+        ``reported`` (both exited 0 but a report lists a requirement not fully met, such as a
         SHOULD the mutant broke), ``survived``, ``timeout``, or ``error`` (``alive`` said no).
     """
+    for report in (REPORT, MCP_REPORT):
+        (scratch.root / report).unlink(missing_ok=True)
+    status, code, seconds = _run_once(scratch, suite_command(scratch.root), timeout, alive)
+    if status != "exited":
+        return status, code, seconds
+    if code != 0:
+        return "killed", code, seconds
+    shortfall = bool(missed(scratch))
+    left = timeout - seconds
+    if mcp_available() and left >= MIN_MCP_SECONDS:
+        command = suite_command(scratch.root, via_mcp=True)
+        status, code, more = _run_once(scratch, command, left, alive)
+        seconds += more
+        if status == "error":
+            return status, code, seconds
+        if status == "exited" and code != 0:
+            return "killed", code, seconds
+        if status == "exited":
+            shortfall = shortfall or bool(missed(scratch, MCP_REPORT))
+    return ("reported" if shortfall else "survived"), 0, seconds
+
+
+def _run_once(
+    scratch: Scratch, command: str, timeout: float, alive: Callable[[], bool] | None
+) -> tuple[str, int | None, float]:
+    """Run one suite command in the copy: ``exited`` with its code, ``timeout`` or ``error``."""
     started = time.monotonic()
     proc = subprocess.Popen(
-        shlex.split(suite_command(scratch.root)),
+        shlex.split(command),
         env=scratch.env(),
         cwd=scratch.root,
         stdout=subprocess.DEVNULL,
@@ -283,8 +353,7 @@ def run_suite(
                 return "error", None, time.monotonic() - started
     # Whatever the run started in its session (an adapter's children) ends with it.
     _end_group(proc)
-    status = "killed" if code != 0 else ("reported" if missed(scratch) else "survived")
-    return status, code, time.monotonic() - started
+    return "exited", code, time.monotonic() - started
 
 
 #: The requirement outcomes that say the host did not fully meet a requirement although the run
@@ -292,7 +361,7 @@ def run_suite(
 _SHORTFALLS: Final = frozenset({"non-strict", "fail", "error", "unchecked"})
 
 
-def missed(scratch: Scratch) -> list[str]:
+def missed(scratch: Scratch, report_name: str = REPORT) -> list[str]:
     """The requirements the last suite run in ``scratch`` reports as not fully met.
 
     The unmutated host meets every requirement it is judged on (``self_check`` makes sure), so
@@ -302,12 +371,13 @@ def missed(scratch: Scratch) -> list[str]:
 
     Args:
         scratch: the scratch copy the suite wrote its JSON report into.
+        report_name: the report's file name: the in-process run's, or the MCP run's.
 
     Returns:
         The requirement IDs, in catalog order.
     """
     try:
-        report = json.loads((scratch.root / "conformance.json").read_text("utf-8"))
+        report = json.loads((scratch.root / report_name).read_text("utf-8"))
         rows = report["requirements"]
         return [row["id"] for row in rows if row.get("outcome") in _SHORTFALLS]
     except (OSError, ValueError, KeyError, TypeError):
@@ -328,7 +398,7 @@ def stopped(scratch: Scratch) -> str | None:
         cannot be read.
     """
     try:
-        report = json.loads((scratch.root / "conformance.json").read_text("utf-8"))
+        report = json.loads((scratch.root / REPORT).read_text("utf-8"))
         reason = report["stopped"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -357,7 +427,6 @@ def execute(
                 outcome, seconds = Outcome(mutant, "error", None), 0.0
             else:
                 path.write_text(_mutate(original, mutant), "utf-8")
-                (scratch.root / "conformance.json").unlink(missing_ok=True)
                 status, code, seconds = run_suite(scratch, timeout)
                 outcome = Outcome(mutant, status, code)
         finally:

@@ -251,7 +251,6 @@ def judge(root: Path, timeout: float, out: TextIO | None = None) -> int:
     """
     parent = os.getppid()
     scratch = Scratch(root)
-    (root / "conformance.json").unlink(missing_ok=True)
     # A worker that is stopped mid-run takes the suite run with it.
     status, code, seconds = run_suite(scratch, timeout, alive=lambda: os.getppid() == parent)
     payload = {"status": status, "exit_code": code, "seconds": round(seconds, 1)}

@@ -336,3 +336,86 @@ def test_stopped_reads_the_reason_and_never_invents_one(tmp_path: Path) -> None:
     reason = "stopped early, the verdict decided: the MUST LOG-001 is unchecked"
     report.write_text(json.dumps({"stopped": reason, "requirements": []}), "utf-8")
     assert mutation_judge.stopped(scratch) == reason
+
+
+def _scripted_runs(
+    monkeypatch: pytest.MonkeyPatch,
+    runs: list[tuple[str, int | None, float]],
+    mcp: bool = True,
+    shortfalls: dict[str, list[str]] | None = None,
+) -> list[str]:
+    """Replace the judge's suite runs with ``runs``, in order; return the commands asked for."""
+    asked: list[str] = []
+
+    def run_once(_scratch: object, command: str, timeout: float, _alive: object) -> object:
+        asked.append(command)
+        return runs[len(asked) - 1]
+
+    monkeypatch.setattr(mutation_judge, "_run_once", run_once)
+    monkeypatch.setattr(mutation_judge, "mcp_available", lambda: mcp)
+    found = shortfalls or {}
+    monkeypatch.setattr(
+        mutation_judge, "missed", lambda _s, report=mutation_judge.REPORT: found.get(report, [])
+    )
+    return asked
+
+
+@pytest.mark.parametrize(
+    ("runs", "mcp", "shortfalls", "want", "asked"),
+    [
+        # Killed in process: the MCP run is never made.
+        ([("exited", 1, 10.0)], True, None, "killed", 1),
+        # Let through in process, caught over MCP.
+        ([("exited", 0, 10.0), ("exited", 1, 30.0)], True, None, "killed", 2),
+        # Let through both ways.
+        ([("exited", 0, 10.0), ("exited", 0, 30.0)], True, None, "survived", 2),
+        # A SHOULD missed over MCP only.
+        (
+            [("exited", 0, 10.0), ("exited", 0, 30.0)],
+            True,
+            {mutation_judge.MCP_REPORT: ["LEDG-007"]},
+            "reported",
+            2,
+        ),
+        # The MCP run out of time: the in-process status stands, never a timeout.
+        ([("exited", 0, 10.0), ("timeout", None, 110.0)], True, None, "survived", 2),
+        # No MCP SDK: the in-process judgement alone.
+        ([("exited", 0, 10.0)], False, None, "survived", 1),
+        # Too little time left for an MCP run: none is started.
+        ([("exited", 0, 105.0)], True, None, "survived", 1),
+        # A timed-out in-process run is a timeout, as before.
+        ([("timeout", None, 120.0)], True, None, "timeout", 1),
+    ],
+)
+def test_a_survivor_is_judged_again_over_mcp(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    runs: list[tuple[str, int | None, float]],
+    mcp: bool,
+    shortfalls: dict[str, list[str]] | None,
+    want: str,
+    asked: int,
+) -> None:
+    """Only what the in-process run lets through is run over MCP, and only a failed MCP run
+    turns it into a kill: a slow one never does."""
+    commands = _scripted_runs(monkeypatch, runs, mcp, shortfalls)
+    status, _, _ = mutation_judge.run_suite(mutation_judge.Scratch(tmp_path), 120.0)
+    assert status == want
+    assert len(commands) == asked
+    assert all("--via" not in shlex.split(command) for command in commands[:1])
+    if asked == 2:
+        second = shlex.split(commands[1])
+        assert second[second.index("--via") + 1] == "mcp"
+        assert second[second.index("--report-json") + 1].endswith(mutation_judge.MCP_REPORT)
+
+
+def test_self_check_refuses_an_mcp_run_that_fails_the_unmutated_host(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """An MCP run that fails the unmutated host would count every survivor as killed."""
+    (tmp_path / "reference_impl").mkdir()
+    (tmp_path / "reference_impl" / "_registry.py").write_text("", "utf-8")
+    _scripted_runs(monkeypatch, [("exited", 0, 10.0), ("exited", 2, 5.0)])
+    problem = mutation_judge.self_check(mutation_judge.Scratch(tmp_path), 120.0)
+    assert problem is not None
+    assert "over MCP" in problem
