@@ -846,9 +846,10 @@ def _raw_text() -> Iterator[dict[str, Any]]:
 
     The marker's escape is preceded by an even run of backslashes (none, or an escaped pair),
     so unescaping reveals it whatever the text's first character; it sits at an odd and at an
-    even offset, so a pre-scan that counts backslashes from the wrong place shows. An odd run
-    is left out: whether unescaping text that is not JSON pairs its backslashes is for the
-    host to say.
+    even offset, so a pre-scan that counts backslashes from the wrong place shows. It also
+    opens the text, followed by none, one or two backslashes at the text's end. An odd run
+    before it is left out: whether unescaping text that is not JSON pairs its backslashes is
+    for the host to say.
     """
     for spelling, marker in _ESCAPED_FIRST:
         for gap in range(1, 5):
@@ -861,6 +862,17 @@ def _raw_text() -> Iterator[dict[str, Any]]:
                     f"Text that is not JSON starts with a backslash; {gap} letters and "
                     f"{run} backslashes later, an escaped marker.",
                 )
+        # The escape is the text's first character: nothing precedes it, so every reading
+        # unescapes it. A pre-scan that looks before a match at the text's start wraps around
+        # to its end; trailing backslashes show whether it counts them.
+        for tail in range(3):
+            yield _not_object(
+                f"raw-text-escape-first-{spelling}-tail{tail}",
+                marker + "\\" * tail,
+                ["raw-text", "escaped-marker"],
+                f"Text that is not JSON begins with an escaped marker and ends with {tail} "
+                "backslashes.",
+            )
 
 
 def _redaction() -> Iterator[dict[str, Any]]:
