@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
@@ -170,11 +170,35 @@ _DISTANCES: dict[str, Callable[[int, int], int]] = {
 }
 
 
+#: The distances measured from the window's end, and how many characters come before the
+#: overlap when they are tried again: the window ends at the replacement's end plus 256, so a
+#: slip in the arithmetic of where a search resumes shows only at some alignments of that end.
+_WINDOW_DISTANCES: Final = tuple(
+    name for name in _DISTANCES if "window" in name or "straddles" in name
+)
+_ALIGNMENTS: Final = (1, 2, 3, 5, 7)
+
+
 @pytest.mark.req("SCRUB-009")
 @pytest.mark.parametrize("distance", list(_DISTANCES))
 def test_overlap_then_repeat_far_away(host: RecordingHost, mint: Mint, distance: str) -> None:
     """After two values overlap, the one passed over is still scrubbed where it occurs next,
     however near or far, and again far later in the text."""
+    _overlap_then_repeat(host, mint, distance, 0)
+
+
+@pytest.mark.req("SCRUB-009")
+@pytest.mark.parametrize("shift", _ALIGNMENTS)
+@pytest.mark.parametrize("distance", _WINDOW_DISTANCES)
+def test_overlap_then_repeat_at_other_alignments(
+    host: RecordingHost, mint: Mint, distance: str, shift: int
+) -> None:
+    """The same, with a few characters before the overlap, so that the window's end falls at
+    other offsets: the passed-over value is scrubbed wherever the window's end falls."""
+    _overlap_then_repeat(host, mint, distance, shift)
+
+
+def _overlap_then_repeat(host: RecordingHost, mint: Mint, distance: str, shift: int) -> None:
     x, y, z = (mint.canary(Kind.PLAIN, "piece").value[:10] for _ in range(3))
     first = SecretSpec(new_id(), "first.example", "user-first-x", x + y)
     second = SecretSpec(new_id(), "second.example", "user-second-x", y + z)
@@ -182,7 +206,7 @@ def test_overlap_then_repeat_far_away(host: RecordingHost, mint: Mint, distance:
     # The overlap x+y+z is replaced from x (leftmost); y+z, passed over, starts next at
     # ``distance`` characters after the replacement's end (z itself comes first).
     gap = "-" * (max(_DISTANCES[distance](len(y + z), len(z)), len(z)) - len(z))
-    text = x + y + z + gap + y + z + filler + " then " + y + z + filler + x + y
+    text = "~" * shift + x + y + z + gap + y + z + filler + " then " + y + z + filler + x + y
     static = tool("static", HandlerKind.STATIC, text=text)
     host.reset(config([first, second], tools=(static,)))
     outcome = host.invoke(static.name, args_json({"a": ref(first.id), "b": ref(second.id)}))
