@@ -32,7 +32,8 @@ Surfaces: every message the model is given at step 1 (result and failure text: t
 message holds the initial action's result, and ``read_state`` an MCP tool's), the
 ``browser_use`` loggers (and ``mcp`` on the MCP path) at every level, standard error, and what
 the agents persist (``observe.ledger``): each call's saved history, the conversation files of
-``save_conversation_path`` and the agent's file system, every file in path order. Telemetry and
+``save_conversation_path``, the agent's file system and its own directory (screenshots), every
+file in path order. Telemetry and
 cloud sync are turned off (``ANONYMIZED_TELEMETRY=false``, ``BROWSER_USE_CLOUD_SYNC=false``),
 so nothing leaves the machine.
 
@@ -45,6 +46,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import sys
 import tempfile
 from importlib import metadata
@@ -136,6 +138,10 @@ class BrowserUse(Framework):
         # One file per agent, as each run of a script saves its own.
         self._runs += 1
         agent.save_history(root / f"history-{self._runs}.json")
+        # The agent's own directory (its screenshots) is made in the system's temporary
+        # directory: it is read with the rest, and goes with them.
+        if Path(agent.agent_directory).exists():
+            shutil.move(str(agent.agent_directory), root / f"agent-{self._runs}")
         if served is not None:
             self._collect(served.receipts)
         results = history.history[0].result if history.history else []
