@@ -10,9 +10,15 @@ its placeholder) the tool's output, the MCP tool's output and the exception text
 the model; a conversation redacts each message once more (``Conversation._add_message``,
 ``redact_message``) before the model, the reporter or the cache sees it.
 
-The adapter drives ``ToolCollection.run`` with ``tool_use`` blocks, as a conversation step does
-with a model's message, then wraps the results in a user message and redacts it as
-``Conversation._add_message`` does; no model, no network, no account. Two paths:
+Each call is one real ``Conversation`` (``askui/models/shared/conversation.py``), set up as
+``AgentBase.act`` sets it up (the default ``Speakers``, the vault given to the conversation,
+which gives it to the collection) and run by ``execute_conversation``, with a scripted model:
+a ``VlmProvider`` (the interface askui documents for bringing one's own model) that asks for
+the call's ``tool_use`` block once, then ends its turn, calls nothing and keeps what it is
+given (askui's own tests run an agent with a ``Mock`` of its messages API the same way). The
+conversation runs the block through ``ToolCollection.run``, redacts the results in
+``_add_message``, reports each message to a ``SimpleHtmlReporter``, and asks the model again
+with the results; no model, no network, no account. Two paths:
 
 - by default each standard handler is an askui ``Tool`` of the collection (an open input
   schema, so ``coerce_tool_input`` leaves every member as sent);
@@ -20,10 +26,11 @@ with a model's message, then wraps the results in a user message and redacts it 
   (:mod:`conformance.frameworks.mcp_tools`), reached through a ``fastmcp.Client``, the client
   askui's MCP support is written for.
 
-Surfaces: that message (result and failure text), the ``askui`` logger (and ``fastmcp``,
-``mcp`` on the MCP path) at every level, and standard error. askui persists only from a
-running conversation (its reporters and the trajectory cache), which needs a model, so nothing
-persisted is announced.
+Surfaces: the tool results the model is given in its second request (result and failure
+text), the ``askui`` logger (and ``fastmcp``, ``mcp`` on the MCP path) at every level, standard
+error, and what the conversation persists (``observe.ledger``): the HTML report its reporter
+writes at ``generate``, one per call. The trajectory cache is written only when caching is
+asked for (``CachingSettings.strategy``, off by default), and is not measured.
 
 ``--mutant`` patches ``SecretVault._redact_str`` to return its text unchanged: a broken masking
 step the checks must catch.
@@ -53,6 +60,7 @@ class Askui(Framework):
     name = "askui (MCP tools)" if MCP else "askui"
     spelling = "<|secret|>{name}<|secret|>"
     loggers = ("askui", "fastmcp", "mcp") if MCP else ("askui",)
+    capabilities = ("observe.log", "observe.receipts", "observe.ledger")
 
     def __init__(self) -> None:
         super().__init__()
@@ -61,6 +69,8 @@ class Askui(Framework):
         self._names: dict[str, str] = {}
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
         self._receipts: Path | None = None
+        self._reports: Path | None = None
+        self._runs = 0
 
     def build(self) -> None:
         """Make a vault of :attr:`secrets` and a collection of the tools (or the MCP client)."""
@@ -68,13 +78,14 @@ class Askui(Framework):
         from askui.models.shared.tools import ToolCollection
 
         vault = SecretVault([Secret(name=k, value=v) for k, v in self.secrets.items()])
+        self._scratch = tempfile.TemporaryDirectory(prefix="secref-askui-")
+        self._reports = Path(self._scratch.name) / "reports"
         if MCP:
             from fastmcp import Client
             from fastmcp.client.transports import StdioTransport
 
             from conformance.frameworks.mcp_tools import command
 
-            self._scratch = tempfile.TemporaryDirectory(prefix="secref-askui-")
             config = Path(self._scratch.name) / "tools.json"
             self._receipts = Path(self._scratch.name) / "receipts.jsonl"
             config.write_text(json.dumps([vars(t) for t in self.tools.values()]), "utf-8")
@@ -90,17 +101,30 @@ class Askui(Framework):
         }
 
     def call(self, tool: str, arguments: Any) -> Outcome:
-        """Run one ``tool_use`` block through the collection; return the message's text."""
+        """Run one ``tool_use`` block in a conversation; return what the model reads back."""
         from askui.models.shared.agent_message_param import MessageParam, ToolUseBlockParam
+        from askui.models.shared.conversation import Conversation
+        from askui.models.shared.settings import ActSettings
+        from askui.reporting import SimpleHtmlReporter
+        from askui.speaker.speaker import Speakers
 
+        assert self._reports is not None
         block = ToolUseBlockParam(id="toolu_secref", name=self._names[tool], input=arguments)
-        results = self._collection.run([block])
-        message = MessageParam(role="user", content=results)
-        message = self._collection.secret_vault.redact_message(message)
+        model = _scripted_model(block)
+        self._runs += 1
+        reporter = SimpleHtmlReporter(str(self._reports / str(self._runs)))
+        conversation = Conversation(speakers=Speakers(), vlm_provider=model, reporter=reporter)
+        # As ``AgentBase.act`` does: the vault substitutes in the tools and redacts the history.
+        conversation.secret_vault = self._collection.secret_vault
+        goal = MessageParam(role="user", content="secref")
+        conversation.execute_conversation(
+            messages=[goal], tools=self._collection, settings=ActSettings()
+        )
+        reporter.generate()
         self._collect()
         texts: list[str] = []
         failed = False
-        for result in message.content:
+        for result in _results(model.seen):
             failed = failed or bool(getattr(result, "is_error", False))
             content = getattr(result, "content", "")
             if isinstance(content, str):
@@ -108,6 +132,13 @@ class Askui(Framework):
             else:
                 texts += [str(getattr(item, "text", "")) for item in content]
         return Outcome("\n".join(texts), failed)
+
+    def persisted(self) -> bytes:
+        """Return every file the conversations' reporters wrote, in path order."""
+        if self._reports is None or not self._reports.exists():
+            return b""
+        files = sorted(p for p in self._reports.rglob("*") if p.is_file())
+        return b"\n".join(p.read_bytes() for p in files)
 
     def _collect(self) -> None:
         """Move the MCP server's receipts into :attr:`handlers`."""
@@ -117,6 +148,47 @@ class Askui(Framework):
             wire = json.loads(line)
             self.handlers.receipts.append(Receipt(wire["tool"], wire["raw"], wire["view"]))
         self._receipts.unlink()
+
+
+def _scripted_model(block: Any) -> Any:
+    """Return a model that calls nothing: it asks for ``block`` once, then ends its turn.
+
+    askui documents ``VlmProvider`` as the interface for bringing one's own model, and its own
+    tests run an agent with a ``Mock`` of its messages API answering a fixed message. This one
+    keeps every request's messages (``seen``), as the model would read them.
+    """
+    from askui.model_providers.vlm_provider import VlmProvider
+    from askui.models.shared.agent_message_param import MessageParam
+
+    class Scripted(VlmProvider):  # type: ignore[misc,unused-ignore]
+        def __init__(self) -> None:
+            self.seen: list[list[Any]] = []
+            self.asked = False
+
+        @property
+        def model_id(self) -> str:
+            return "secref-scripted"
+
+        def create_message(self, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
+            self.seen.append([message.model_copy(deep=True) for message in messages])
+            if not self.asked:
+                self.asked = True
+                return MessageParam(role="assistant", content=[block], stop_reason="tool_use")
+            return MessageParam(role="assistant", content="secref", stop_reason="end_turn")
+
+    return Scripted()
+
+
+def _results(seen: list[list[Any]]) -> list[Any]:
+    """Return the tool results of the first request that holds them: what the model reads."""
+    for messages in seen:
+        for message in messages:
+            content = message.content
+            if message.role == "user" and not isinstance(content, str):
+                results = [b for b in content if getattr(b, "type", "") == "tool_result"]
+                if results:
+                    return results
+    return []
 
 
 def _tool(framework: Askui, spec: Tool) -> Any:

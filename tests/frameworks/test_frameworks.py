@@ -111,9 +111,10 @@ def test_askui_mutant_without_redaction_is_caught(path: str) -> None:
     python = _venv_python("SECREF_ASKUI_PYTHON")
     real = measure(f"{python} -m conformance.frameworks.askui{path}", 60.0)
     mutant = measure(f"{python} -m conformance.frameworks.askui{path} --mutant", 60.0)
-    # The release masks the value itself in the result and the failure text; the mutant not.
-    assert not {"result", "failure text"} & _leaked(real, "SCRUB-003")
-    assert {"result", "failure text"} <= _leaked(mutant, "SCRUB-003")
+    # The release masks the value itself in the result, the failure text and its report; the
+    # mutant not.
+    assert not {"result", "failure text", "persisted"} & _leaked(real, "SCRUB-003")
+    assert {"result", "failure text", "persisted"} <= _leaked(mutant, "SCRUB-003")
 
 
 def test_openhands_mutant_without_masking_is_caught() -> None:
