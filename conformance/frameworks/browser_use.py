@@ -44,6 +44,8 @@ unchanged: a broken masking step the checks must catch, on either path.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import json
 import os
 import shutil
@@ -235,7 +237,16 @@ def _session() -> Any:
         )
         _SESSION = BrowserSession(browser_profile=profile)
         _LOOP.run_until_complete(_SESSION.start())
+        # A session kept alive outlives the process unless it is killed: kill it at the end.
+        atexit.register(_end_session)
     return _SESSION
+
+
+def _end_session() -> None:
+    """Kill the adapter's browser, which ``keep_alive`` would leave running."""
+    if _SESSION is not None:
+        with contextlib.suppress(Exception):
+            _LOOP.run_until_complete(_SESSION.kill())
 
 
 #: The one event loop of the adapter: an MCP client's connection lives in it between calls.
