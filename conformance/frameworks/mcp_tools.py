@@ -7,12 +7,12 @@ receives are the JSON object the framework sent, untouched by any schema. It ser
 of one ``configure`` (a JSON file named on the command line: ``[{"name", "handler",
 "options"}]``), each with an open input schema unless its entry declares one of its own
 (``"inputSchema"``: for a framework that passes a tool only the members its schema declares),
-runs the standard handlers of
-:mod:`conformance.frameworks.base`, and appends each receipt as one JSON line to the receipts
-file named on the command line, where the adapter reads it. A handler that raises answers with
-an MCP error result whose text is the exception's, as an MCP server does. The SDK changed the
-way a low-level server is declared between releases 1 and 2; both are served. It never writes
-to standard output anything but MCP messages and never prints a value.
+runs the standard handlers of :mod:`conformance.frameworks.base`, and appends each receipt as
+one JSON line to the receipts file named on the command line, where the adapter reads it. A
+handler that raises answers with an MCP error result whose text is the exception's, as an MCP
+server does. The SDK changed the way a low-level server is declared between releases 1 and 2;
+both are served. It never writes to standard output anything but MCP messages and never prints
+a value.
 """
 
 from __future__ import annotations
