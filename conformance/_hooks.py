@@ -417,7 +417,8 @@ class ConformanceHooks:
             self.state.hardening.extend(record.hardening)
         recording = item.stash.get(HOST_KEY, None)
         if recording is not None:
-            result.reads = tuple(sorted(recording.reads))
+            result.reads = tuple(sorted(recording.reads | recording.swept))
+            result.swept_only = tuple(sorted(recording.swept - recording.reads))
             result.sweeps = [
                 {"call": where, "searched": list(searched)}
                 for sweep in recording.sweeps

@@ -76,6 +76,7 @@ def result_payload(result: CheckResult, hardening: Iterable[HardeningRow]) -> di
         "harness": result.harness,
         "attempts": result.attempts,
         "reads": list(result.reads),
+        "swept_only": list(result.swept_only),
         "sweeps": [
             {"call": str(sweep["call"]), "searched": list(sweep["searched"])}
             for sweep in result.sweeps
@@ -117,6 +118,7 @@ def result_from_payload(payload: Mapping[str, Any]) -> tuple[CheckResult, list[H
         harness=bool(payload["harness"]),
         attempts=int(payload["attempts"]),
         reads=tuple(payload["reads"]),
+        swept_only=tuple(payload["swept_only"]),
         sweeps=[
             {"call": sweep["call"], "searched": list(sweep["searched"])}
             for sweep in payload["sweeps"]

@@ -217,6 +217,7 @@ def build_report(run: RunData) -> dict[str, Any]:
                     {"requirement": req, "reason": reason} for req, reason in check.unchecked
                 ],
                 "reads": list(check.reads),
+                "sweptOnly": list(check.swept_only),
                 "leak": check.leak,
                 "harnessError": check.harness,
                 "attempts": check.attempts,

@@ -483,6 +483,8 @@ class RecordingHost:
         self._lock = threading.Lock()
         self.sweeps: list[Sweep] = []
         self.reads: set[str] = set()
+        #: The capabilities the canary sweep read on the check's behalf (:meth:`sweep`).
+        self.swept: set[str] = set()
         self.blind: list[str] = []
 
     # --- HostUnderTest --------------------------------------------------------------------
@@ -603,8 +605,10 @@ class RecordingHost:
         if not detector:
             return None
         visible = visible_surfaces(self.info().capabilities)
-        # The sweep reads these surfaces on the check's behalf: they are part of its evidence.
-        self.reads.update(
+        # The sweep reads these surfaces on the check's behalf: they are part of its evidence,
+        # kept apart from what the check's body read (a failure of the body alone never rested
+        # on them).
+        self.swept.update(
             capability
             for surface in visible
             if (capability := SURFACE_CAPABILITIES[surface]) is not None

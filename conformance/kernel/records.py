@@ -128,6 +128,8 @@ class CheckResult:
         unchecked: (requirement, reason) for each cited requirement it could not judge
             (decisions S1.1): never passed by this check.
         reads: The capabilities the check used or asked for.
+        swept_only: Those of ``reads`` that only the canary sweep read, never the check's body:
+            a failure that is not a leak did not rest on them.
         sweeps: For each call the canary sweep covered, the surfaces searched.
         not_searched: The surfaces the sweep could not search: unseen, never clean.
         leak: Whether the failure is a value the canary sweep found, on any attempt: such a
@@ -155,6 +157,7 @@ class CheckResult:
     not_searched: tuple[str, ...] = ()
     harness: bool = False
     attempts: int = 1
+    swept_only: tuple[str, ...] = ()
 
     @property
     def executed(self) -> bool:
@@ -180,6 +183,7 @@ class CheckResult:
             self.not_searched,
             self.harness,
             self.attempts,
+            self.swept_only,
         )
 
 
