@@ -186,6 +186,8 @@ class Context:
 def machine_for(context: Context) -> type[RuleBasedStateMachine]:
     """Return the state machine class for one check run against ``context.host``."""
     capabilities = context.host.info().capabilities
+    # Every announced capability shapes the steps drawn and the surfaces compared: all are read.
+    context.host.reads.update(capabilities)
     can_start = "start" in capabilities
     sees = {name: name in capabilities for name in CONTROL_CAPABILITIES.values()}
     sees.update({cap: cap in capabilities for cap in _SURFACES})

@@ -48,11 +48,15 @@ class Verdict:
     harness_error: str | None
     seconds: float
     reads: tuple[str, ...] = ()
-    """The capabilities the checks that caught it used."""
+    """The capabilities the catch rested on: everything a check that caught it through a leak
+    used, and what the body of a check that caught it otherwise read."""
     core: bool = False
     """Whether a hand-written check (not only the generated corpus) caught it."""
     stopped: bool = False
     """Whether the run ended once the mutant's requirement was decided, before its last check."""
+    swept: tuple[str, ...] = ()
+    """The capabilities only the canary sweep read, beside catches of the checks' own bodies:
+    stripping one changes nothing those bodies saw, so the same failure decides the run."""
 
 
 def _run_suite(arguments: Sequence[str]) -> dict[str, Any] | None:
@@ -103,12 +107,21 @@ def judge(mutant: Mutant, report: dict[str, Any] | None, seconds: float) -> Verd
         if mutant.requirement in check["failedRequirements"]
         or any(item["requirement"] == mutant.requirement for item in check["nonStrict"])
     ]
-    reads = tuple(
-        sorted({capability for check in catching for capability in check.get("reads", ())})
-    )
+    # What the catch rested on: a leak rests on every surface the sweep read; a failure of the
+    # check's body alone on what the body read, not on what the sweep read beside it.
+    used = {capability for check in catching for capability in check.get("reads", ())}
+    rested = {
+        capability
+        for check in catching
+        for capability in check.get("reads", ())
+        if check.get("leak") or capability not in check.get("sweptOnly", ())
+    }
+    reads, swept = tuple(sorted(rested)), tuple(sorted(used - rested))
     core = any(GENERATED_MARK not in check["id"] for check in catching)
     stopped = bool(report.get("stopped"))
-    return Verdict(mutant, caught, named, len(failing), problem, seconds, reads, core, stopped)
+    return Verdict(
+        mutant, caught, named, len(failing), problem, seconds, reads, core, stopped, swept
+    )
 
 
 def path_of(mutant: Mutant, via: str) -> str:
@@ -241,6 +254,11 @@ def _strip_tables(
     # A mutant that breaks a SHOULD leaves a conformant verdict even with nothing stripped (a
     # SHOULD is reported, never failed), so only MUST mutants can show a stripped run certifying.
     musts = {entry.id for entry in load_catalog().requirements if entry.level == "MUST"}
+    eligible = [
+        verdict
+        for verdict in verdicts
+        if verdict.mutant.driver and verdict.caught and verdict.mutant.requirement in musts
+    ]
     cases = [
         (
             verdict.mutant.name,
@@ -249,15 +267,19 @@ def _strip_tables(
             verdict.core,
             path_arguments(path_of(verdict.mutant, via)),
         )
-        for verdict in verdicts
-        if verdict.mutant.driver and verdict.caught and verdict.mutant.requirement in musts
+        for verdict in eligible
     ]
     rows += stripping.mutant_table(cases, _run_suite, out, workers)
     broken = [row for row in rows if not row.holds]
     stops = sum(row.stopped for row in rows)
+    left_out = sum(
+        capability not in stripping.IDENTITY for verdict in eligible for capability in verdict.swept
+    )
     out(
         f"capability stripping: {len(rows) - len(broken)}/{len(rows)} runs never conformant, "
-        f"no check judging on what it could not see; {stops} runs stopped once decided"
+        f"no check judging on what it could not see; {stops} runs stopped once decided; "
+        f"{left_out} not run: a capability only the sweep read, beside a catch by a check's "
+        "own body, which the same failure decides"
     )
     return [row.label for row in broken]
 

@@ -1,0 +1,144 @@
+"""Which stripped runs the self-test's mutant table makes: what a catch rested on, and no more.
+
+The table reruns each mutant once per capability its catch rested on, with that capability
+stripped. A check's report lists what its body read and, apart, what only the canary sweep read
+on its behalf (``sweptOnly``). A leak rests on every surface swept; a failure of the body alone
+rests on the body's reads, so a surface only the sweep read is left out beside it: the same
+failure decides that run. These tests pin the split in the report, the rule in
+:func:`conformance.selftest.runner.judge`, and the argument itself on a real mutant.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from conformance.host import HostInfo, HostUnderTest
+from conformance.model.machine import Context, machine_for
+from conformance.scenario import RecordingHost
+from conformance.selftest import runner
+from conformance.selftest.catalog import BY_NAME
+from conformance.selftest.hosts import driver_command
+from conformance.selftest.strip import CERTIFYING, stripped_command
+from tests.conformance.suite_runs import run_suite
+
+#: A mutant caught by a check's own body (the fence check sees the call run), never a leak.
+BODY_CAUGHT = "tool-stamp-moves-once"
+
+
+def _report(check: dict[str, Any]) -> dict[str, Any]:
+    base = {
+        "id": "conformance/checks/test_x.py::test_x",
+        "outcome": "fail",
+        "failedRequirements": ["FENCE-001"],
+        "nonStrict": [],
+    }
+    return {"checks": [{**base, **check}], "problems": [], "stopped": None}
+
+
+@pytest.mark.req("FENCE-001")
+def test_a_body_catch_rests_on_what_the_body_read() -> None:
+    """Beside a failure of the check's body, a capability only the sweep read is left out."""
+    mutant = BY_NAME[BODY_CAUGHT]
+    report = _report(
+        {
+            "reads": ["control.revoke", "observe.ledger", "observe.log"],
+            "sweptOnly": ["observe.ledger", "observe.log"],
+            "leak": False,
+        }
+    )
+    verdict = runner.judge(mutant, report, 0.0)
+    assert verdict.caught
+    assert verdict.reads == ("control.revoke",)
+    assert verdict.swept == ("observe.ledger", "observe.log")
+
+
+@pytest.mark.req("INV1")
+def test_a_leak_rests_on_every_surface_swept() -> None:
+    """A value the sweep found rests on the surfaces it searched: none is left out."""
+    mutant = BY_NAME[BODY_CAUGHT]
+    report = _report(
+        {
+            "reads": ["control.revoke", "observe.ledger", "observe.log"],
+            "sweptOnly": ["observe.ledger", "observe.log"],
+            "leak": True,
+        }
+    )
+    verdict = runner.judge(mutant, report, 0.0)
+    assert verdict.reads == ("control.revoke", "observe.ledger", "observe.log")
+    assert verdict.swept == ()
+
+
+class _Announcing:
+    """A host that only describes itself: the model check's steps are drawn from this."""
+
+    def __init__(self, capabilities: frozenset[str]) -> None:
+        self.capabilities = capabilities
+
+    def info(self) -> HostInfo:
+        return HostInfo("announcing", "0", "python", self.capabilities)
+
+
+@pytest.mark.req("INV1")
+def test_the_model_check_reads_every_capability_announced() -> None:
+    """The model check draws its steps from what the host announces, so a run with any of them
+    stripped is another run: every one is among its body's reads, never left out beside it."""
+    announced = frozenset({"start", "control.revoke", "observe.ledger", "observe.log"})
+    host = RecordingHost(_Announcing(announced))  # type: ignore[arg-type]
+    machine_for(Context(host, cast(HostUnderTest, _Announcing(announced))))
+    assert host.reads == set(announced)
+    assert host.swept == set()
+
+
+@pytest.mark.req("LEDG-002", "INV1")
+def test_the_report_keeps_the_sweeps_reads_apart(tmp_path: Path) -> None:
+    """A check that reads the ledger itself has it in ``reads`` and not in ``sweptOnly``; the
+    log, which only its sweep searched, is in both."""
+    run = run_suite(
+        tmp_path,
+        "-k",
+        "test_secret_refs_once_in_order",
+        target=["--pyargs", "conformance.checks.test_ledger"],
+    )
+    checks = run.report()["checks"]
+    assert checks, "the check was not selected"
+    for check in checks:
+        assert check["outcome"] == "pass", check["id"]
+        assert "observe.ledger" in check["reads"]
+        assert "observe.ledger" not in check["sweptOnly"]
+        assert "observe.log" in check["reads"]
+        assert "observe.log" in check["sweptOnly"]
+
+
+@pytest.mark.req("FENCE-001")
+def test_a_row_left_out_is_decided_without_it(tmp_path: Path) -> None:
+    """The argument on a real mutant: caught by its check's body, it is rerun behind the driver
+    with a surface only the sweep read stripped, and the verdict is still not conformant."""
+    mutant = BY_NAME[BODY_CAUGHT]
+    caught = run_suite(
+        tmp_path / "caught",
+        "--host",
+        driver_command(mutant.name),
+        "--requirements",
+        mutant.requirement,
+        "--stop-when-decided",
+        mutant.requirement,
+        "-k",
+        "not gen-",
+    )
+    verdict = runner.judge(mutant, caught.report(), 0.0)
+    assert verdict.caught
+    assert "observe.log" in verdict.swept, verdict
+    stripped = run_suite(
+        tmp_path / "stripped",
+        "--host",
+        stripped_command(["observe.log"], driver_command(mutant.name)),
+        "--requirements",
+        mutant.requirement,
+        "--stop-when-decided",
+        "-k",
+        "not gen-",
+    )
+    assert stripped.report()["verdict"] not in CERTIFYING
