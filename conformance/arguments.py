@@ -88,6 +88,12 @@ def base_arguments(modules: Sequence[str] = (CHECKS,)) -> list[str]:
         "no:cacheprovider",
         "-W",
         "error",
+        # pytest's own cleanup of numbered temporary directories can stop part way through a
+        # listing when another pytest session on the machine removes the same directories;
+        # the listing's iterator is then closed by the garbage collector, whose warning must
+        # not end the run as an error: it says nothing about the host.
+        "-W",
+        "ignore:unclosed scandir iterator:ResourceWarning",
         # The checks state verdicts with require(), so plain asserts lose nothing, and without
         # rewriting the check modules load from their bytecode instead of being parsed and
         # compiled again at every run's start.

@@ -76,6 +76,10 @@ def _run_suite(arguments: Sequence[str]) -> dict[str, Any] | None:
                     "--tb=no",
                     "--report-json",
                     str(report),
+                    # A temporary directory of the run's own: runs side by side never share
+                    # (and clean up) one another's.
+                    "--basetemp",
+                    str(Path(directory) / "tmp"),
                     *arguments,
                 ]
             )
