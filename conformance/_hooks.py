@@ -34,7 +34,14 @@ from conformance.canary import (
 from conformance.hosts import path_of
 from conformance.hosts.subprocess import HostChangedError, HostError
 from conformance.inert import escape_controls, escape_controls_keep_lines
-from conformance.outcomes import CheckRecord, HardeningRow, LeakError, Outcome, RequirementError
+from conformance.outcomes import (
+    CheckRecord,
+    HardeningRow,
+    LeakError,
+    Outcome,
+    RequirementError,
+    SuiteError,
+)
 from conformance.report import (
     EXIT_CODES,
     HARNESS_ERROR,
@@ -459,6 +466,12 @@ class ConformanceHooks:
             # A host that restarted as another ends the run, not this check (decisions S1.8).
             result.harness = isinstance(error, HostChangedError)
             report.longrepr = result.detail  # the cause, without a traceback through the suite
+            return
+        if isinstance(error, SuiteError):
+            # The suite's own failure: nothing was learned about the host.
+            result.outcome = Outcome.ERROR
+            result.detail = self._redact(item, f"suite error: {error.detail}")
+            report.longrepr = result.detail
             return
         if isinstance(error, RequirementError):
             named = error.requirements

@@ -43,6 +43,20 @@ class LeakError(RequirementError):
     could or could not see otherwise (decisions S1.3)."""
 
 
+class SuiteError(Exception):
+    """The check could not go on for a reason of the suite's own, not the host's: it judged
+    nothing, and the run ends as a harness error (decisions S1.1), never as a failure of the
+    requirements the check cites.
+
+    Attributes:
+        detail: What went wrong; never a value.
+    """
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
 @dataclass(frozen=True, slots=True)
 class HardeningRow:
     """One observation for the hardening table (decisions R5.6): never a failure.

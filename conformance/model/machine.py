@@ -25,6 +25,7 @@ from typing import Any, Final, TypeVar
 
 from hypothesis import seed
 from hypothesis import strategies as st
+from hypothesis.errors import Flaky, FlakyFailure
 from hypothesis.stateful import (
     RuleBasedStateMachine,
     initialize,
@@ -48,7 +49,7 @@ from conformance.model.budget import (
 )
 from conformance.model.compare import Call, Held
 from conformance.model.controls import Action
-from conformance.outcomes import LeakError, RequirementError, accept, should
+from conformance.outcomes import LeakError, RequirementError, SuiteError, accept, should
 from conformance.scenario import (
     CONTROL_CAPABILITIES,
     WAIT_SECONDS,
@@ -503,9 +504,12 @@ def run_model(host: RecordingHost, *, verdict_only: bool = False) -> Context:
     try:
         try:
             run(machine, settings=chosen_settings)
-        except Exception as error:
-            if verdict_only or not context.tally.failing:
-                raise
+        except Exception as raised:
+            error = _unflaked(raised)
+            if verdict_only or not context.tally.failing or isinstance(error, SuiteError):
+                if error is raised:
+                    raise
+                raise error from None
             raise _shrunk(context, machine, error) from None
     except RequirementError as error:
         notes = [context.tally.found()]
@@ -519,6 +523,27 @@ def run_model(host: RecordingHost, *, verdict_only: bool = False) -> Context:
     for requirement, alternative in sorted(context.noted):
         accept(requirement, alternative)
     return context
+
+
+def _unflaked(error: Exception) -> Exception:
+    """Return what a run's error says about the host, once Hypothesis's own verdicts on it are
+    taken off.
+
+    A failure that did not come back when Hypothesis ran its example again (``FlakyFailure``)
+    was still seen: the host broke the requirement once, and that is the failure. Any other of
+    Hypothesis's flakiness errors says that the same draws met different rules in two examples:
+    the rules for an open prompt are drawn only while one is open, and whether a prompt opened
+    in time is the host's timing, not a rule of the contract. Nothing was judged, so the check
+    ends as the suite's error and fails no requirement.
+    """
+    if isinstance(error, FlakyFailure):
+        seen = [e for e in error.exceptions if isinstance(e, RequirementError)]
+        if seen:
+            seen[0].add_note("It did not fail again when its example was run a second time.")
+            return seen[0]
+    if isinstance(error, Flaky):
+        return SuiteError(f"the model check's draws were not repeatable: {type(error).__name__}")
+    return error
 
 
 def _shrunk(

@@ -145,3 +145,27 @@ def test_missing_capability_skips(tmp_path: Path) -> None:
     assert "teleport" in check["detail"]
     assert report["verdict"] == "incomplete"
     assert report["unchecked"]["undeclared"][0]["id"] == "APPR-009"
+
+
+@pytest.mark.req("INV1")
+def test_the_suites_own_error_fails_no_requirement(tmp_path: Path) -> None:
+    """A check that stops on the suite's own error judged nothing: the run is a harness error
+    and no requirement it cites is failed."""
+    target = write_check(
+        tmp_path,
+        """
+        from conformance.outcomes import SuiteError
+
+        @pytest.mark.req("INV1")
+        def test_stops_on_its_own_error(host):
+            raise SuiteError("the draws were not repeatable")
+        """,
+    )
+    run = run_suite(tmp_path / "out", target=target)
+    report = run.report()
+    assert report["verdict"] == "harness-error"
+    (check,) = report["checks"]
+    assert check["outcome"] == "error"
+    assert check["failedRequirements"] == []
+    assert check["detail"].startswith("suite error: ")
+    assert run.failed_requirements() == set()
