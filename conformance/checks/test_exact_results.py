@@ -148,6 +148,56 @@ def test_longest_value_wins_at_one_start(host: RecordingHost, mint: Mint) -> Non
     )
 
 
+#: What comes before the outer value in the text: nothing (the text opens with it), the
+#: occurrence of a third value right against it (a run of occurrences back to back), or plain
+#: text. A scrubber may treat occurrences that do not overlap on a fast path and fall back only
+#: once it meets an overlap, so where the first overlap comes matters.
+_OUTER_AT: Final = ("text-start", "after-a-run", "after-text")
+
+#: Where the inner value stands in the outer one: at its start, in its middle, at its end.
+_INNER_AT: Final = ("head", "middle", "tail")
+
+
+@pytest.mark.req("SCRUB-020")
+@pytest.mark.parametrize("inner_at", _INNER_AT)
+@pytest.mark.parametrize("outer_at", _OUTER_AT)
+def test_value_inside_another_is_replaced_once(
+    host: RecordingHost, mint: Mint, outer_at: str, inner_at: str
+) -> None:
+    """A value that occurs only inside another, the last occurrence of the text, is gone with
+    it: the outer value's placeholder alone stands there, and the text after it is not
+    repeated.
+
+    Every strategy the rulings accept (one leftmost-longest pass, or forms replaced one after
+    another, longest first) gives this text the same answer, so it is compared exactly.
+    """
+    p, q, r, c = (mint.canary(Kind.PLAIN, "piece").value[:10] for _ in range(4))
+    inner = {"head": p, "middle": q, "tail": r}[inner_at]
+    outer = SecretSpec(new_id(), "outer.example", "user-outer-x", p + q + r)
+    within = SecretSpec(new_id(), "inner.example", "user-inner-x", inner)
+    third = SecretSpec(new_id(), "third.example", "user-third-x", c)
+    before = {"text-start": "", "after-a-run": c, "after-text": "~ "}[outer_at]
+    # Nothing occurs after the outer value: a scrubber that falls back to a careful pass only
+    # when it meets a later occurrence past an overlap never gets that chance here.
+    text = f"{before}{p + q + r} and the rest."
+    secrets = [outer, within, third]
+    static = tool("static", HandlerKind.STATIC, text=text)
+    host.reset(config(secrets, tools=(static,)))
+    outcome = host.invoke(
+        static.name,
+        args_json({"o": ref(outer.id), "i": ref(within.id), "t": ref(third.id)}),
+    )
+    require(not outcome.is_error, "SCRUB-020", f"the call ended {outcome.disposition}")
+    expected = scrub_oracle(text, _needles(secrets))
+    require(
+        outcome.text == expected,
+        "SCRUB-020",
+        f"a value inside another ({inner_at} of it, the outer value at {outer_at}) did not "
+        f"leave the outer value's placeholder alone: {len(outcome.text)} characters, "
+        f"{len(expected)} expected",
+    )
+
+
 #: Where, counted from the end of an overlap's replacement, the value it passed over (of
 #: length L) occurs next: right after, within a few hundred characters, on both sides of the
 #: 256-character window a search may look in first (ending inside it, straddling its end,

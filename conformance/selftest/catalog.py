@@ -238,6 +238,7 @@ ORDER: Final[tuple[str, ...]] = (
     "provider-stamp-moves-once",
     "look-alike-read-beside-a-real-marker",
     "policy-error-names-second-unknown",
+    "overlap-test-inverted",
 )
 
 

@@ -5,7 +5,8 @@ This module owns the broken reference hosts that fresh-seed mutation runs left a
 check was written for each: what the ledger records for refused calls and host failures, which
 calls carry an errorSnippet, stray characters at JSON's separator places, a pending limit above
 small numbers, a revocation spanning the prompts of several calls, a look-alike marker beside a
-real reference, and the error for a policy file with one unknown member. Each is the one-line
+real reference, the error for a policy file with one unknown member, and a value inside another
+at the start of a scrubbed text. Each is the one-line
 change mutation testing made (cosmic-ray's operators, or the same kind of change), written with
 :func:`~conformance.selftest.base.line_patch` as the function that holds the line, recompiled
 with the line changed. ``tests/conformance/test_mutation_classes.py`` checks that the check
@@ -22,6 +23,7 @@ from conformance.selftest.base import Mutant, line_patch
 _REG: Final = "reference_impl._registry"
 _GRAMMAR: Final = "reference_impl._grammar"
 _POLICY: Final = "reference_impl._policy"
+_SCRUB: Final = "reference_impl._scrub"
 
 #: The candidate pattern as it was before the scan was bound to the ASCII marker, so that it
 #: also reads a long s: the helper the ``look-alike-read-beside-a-real-marker`` line names.
@@ -212,5 +214,14 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         ),
         # The reference host's own file checks run in process.
         driver=False,
+    ),
+    Mutant(
+        "overlap-test-inverted",
+        "SCRUB-020",
+        "The scrubber's pass leaves for its overlap merge at a gap between occurrences instead "
+        "of at an overlap, so a text that opens with occurrences back to back and ends its "
+        "occurrences with a value inside another gets both placeholders and the outer value's "
+        "rest after the inner one repeated in clear.",
+        (line_patch(_SCRUB, "Scrubber.scrub", "if at < cursor:", "if at > cursor:"),),
     ),
 )

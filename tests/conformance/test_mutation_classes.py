@@ -1,12 +1,12 @@
 """The survivor classes of mutation testing, each killed by the check written for it.
 
-A fresh-seed mutation run left survivors in six classes: what the ledger records for refused
-calls and host failures, which calls carry an errorSnippet, stray characters at JSON's
-separator places, a pending limit above small numbers, a revocation spanning the prompts of
-several calls, a look-alike marker beside a real reference, and the error a policy file with
-one unknown member gets. Each case below names a
-one-line mutant of the reference host of that class (cosmic-ray's operators, or the same kind
-of change), which the checks before these let through; the mutants are entries of the mutant
+A fresh-seed mutation run left survivors in these classes: what the ledger records for refused
+calls and host failures, which calls carry an errorSnippet, stray characters at JSON's separator
+places, a pending limit above small numbers, a revocation spanning the prompts of several calls,
+a look-alike marker beside a real reference, the error a policy file with one unknown member
+gets, and a value inside another at the start of a scrubbed text. Each case below names a
+one-line mutant of the reference host of that class (cosmic-ray's operators, or the same kind of
+change), which the checks before these let through; the mutants are entries of the mutant
 catalog (``conformance/selftest/catalog_lines.py``), which the self-test catches with the whole
 suite. Here each is held to the check module written for its class on its own: run in this
 process against the mutant, the module must fail naming the mutant's requirement, and against
@@ -41,6 +41,7 @@ CASES: Final = (
     ("provider-stamp-moves-once", "conformance.checks.test_fence_spans"),
     ("look-alike-read-beside-a-real-marker", "conformance.checks.test_lookalike_beside"),
     ("policy-error-names-second-unknown", "conformance.checks.test_reference_only"),
+    ("overlap-test-inverted", "conformance.checks.test_exact_results"),
 )
 
 #: The check modules of the cases, each once.
@@ -81,3 +82,18 @@ def _current(module: str, dotted: str) -> object:
     for parent in parents:
         owner = getattr(owner, parent)
     return vars(owner)[attribute]
+
+
+def test_the_whole_older_suite_passes_a_value_inside_another(tmp_path: Path) -> None:
+    """``overlap-test-inverted`` writes no whole form anywhere, so no leak search sees it, and
+    no older exact comparison ends its occurrences with a value inside another: every check but
+    the one written for it passes the mutant."""
+    run = run_suite(
+        tmp_path,
+        "--host",
+        "mutant:overlap-test-inverted",
+        "-k",
+        "not test_value_inside_another_is_replaced_once",
+    )
+    assert run.status == 0, f"an older check caught it: {run.failed_requirements()}"
+    assert run.report()["verdict"].startswith("conformant")
