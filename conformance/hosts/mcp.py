@@ -167,6 +167,8 @@ class _Unanswered:
 
     def __init__(self) -> None:
         self.done = threading.Event()
+        #: Whether an elicitation has been given to this call's operator.
+        self.asked = False
 
 
 def session_lost(code: int, message: str) -> bool:
@@ -332,9 +334,17 @@ class McpHost:
 
         payload = params.model_dump(by_alias=True, mode="json", exclude_none=True)
         with self._lock:
-            flight = next(iter(self._in_flight), None)
+            waiting = [item for item in self._in_flight if not item[2].asked]
             for call, _operator, _ in self._in_flight:
                 call.messages.append(("elicitation", payload))
+        if len(waiting) > 1:
+            waiting = await anyio.to_thread.run_sync(self._asking, waiting)
+        with self._lock:
+            # Calls side by side share the session: the elicitation is the prompt of a call
+            # whose operator has not been asked yet (a call asked twice is the only one).
+            flight = waiting[0] if waiting else next(iter(self._in_flight), None)
+            if flight is not None:
+                flight[2].asked = True
         if flight is None:
             return types.ElicitResult(action="decline")
         call, operator, unanswered = flight
@@ -348,6 +358,20 @@ class McpHost:
         if content is None:
             return types.ElicitResult(action="decline")
         return types.ElicitResult(action="accept", content=content)
+
+    def _asking(
+        self, waiting: list[tuple[McpCall, OperatorScript | None, _Unanswered]]
+    ) -> list[tuple[McpCall, OperatorScript | None, _Unanswered]]:
+        """Narrow the calls not yet asked to those of the tool the newest approval request
+        names, when the host shows its requests; oldest first, as they were."""
+        if "observe.requests" not in self.driver.info().capabilities:
+            return waiting
+        requests = list(self.driver.observe().approval_requests)
+        with self._lock:
+            fresh = requests[self._prompted :]
+        tool = fresh[-1].get("tool") if fresh else None
+        named = [item for item in waiting if item[0].tool == tool]
+        return named or waiting
 
     def _operator_answer(self, tool: str, operator: OperatorScript | None) -> Answer:
         if operator is None:
