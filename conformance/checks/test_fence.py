@@ -8,11 +8,12 @@ opened under, so the call must be refused and its tool never called.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Final
 
 import pytest
 
 from conformance.canary import Mint
-from conformance.host import Control
+from conformance.host import Control, SecretSpec
 from conformance.outcomes import require, should
 from conformance.scenario import (
     PROVIDER,
@@ -42,15 +43,35 @@ _RULE_CASES: dict[str, tuple[str, str, Callable[[Control], None]]] = {
 }
 
 
+#: What the call carries: one reference, or several in each role (two secrets, two fields of
+#: one secret, three references). A fence that is checked for one reference only is a fence.
+_SHAPES: Final = ("one", "two-secrets", "two-fields", "three")
+
+
+def _references(mint: Mint, shape: str) -> tuple[list[SecretSpec], dict[str, str]]:
+    first, second = make_secret(mint), make_secret(mint)
+    members = {
+        "one": {"x": ref(first.id)},
+        "two-secrets": {"x": ref(first.id), "y": ref(second.id, "username")},
+        "two-fields": {"x": ref(first.id), "y": ref(first.id, "notes")},
+        "three": {"x": ref(first.id), "y": ref(second.id), "z": ref(first.id, "username")},
+    }[shape]
+    return [first, second], members
+
+
 @pytest.mark.req("FENCE-001", "FENCE-002", "INV4")
+@pytest.mark.parametrize("shape", _SHAPES)
 @pytest.mark.parametrize("case", list(_RULE_CASES))
-def test_rule_change_while_prompt_open(host: RecordingHost, mint: Mint, case: str) -> None:
-    """A revocation, reset or DENY saved while the prompt is open refuses the approved call."""
+def test_rule_change_while_prompt_open(
+    host: RecordingHost, mint: Mint, case: str, shape: str
+) -> None:
+    """A revocation, reset or DENY saved while the prompt is open refuses the approved call,
+    whatever references the call carries."""
     requirement, capability, action = _RULE_CASES[case]
     host.need(capability)
-    secret = make_secret(mint)
-    host.reset(config([secret]))
-    outcome = host.invoke(RECORDER.name, args_json({"x": ref(secret.id)}), acting(action))
+    secrets, members = _references(mint, shape)
+    host.reset(config(secrets))
+    outcome = host.invoke(RECORDER.name, args_json(members), acting(action))
     require(
         outcome.disposition == "POLICY_DENIED",
         (requirement, "INV4"),
@@ -80,16 +101,18 @@ def test_trusted_rule_revoked_while_prompt_open(host: RecordingHost, mint: Mint)
 
 
 @pytest.mark.req("FENCE-003", "FENCE-004")
-def test_secret_read_lost_while_prompt_open(host: RecordingHost, mint: Mint) -> None:
-    """Losing secret.read while the prompt is open refuses the call, SECRET_FORBIDDEN ideally."""
+@pytest.mark.parametrize("shape", _SHAPES)
+def test_secret_read_lost_while_prompt_open(host: RecordingHost, mint: Mint, shape: str) -> None:
+    """Losing secret.read while the prompt is open refuses the call, SECRET_FORBIDDEN ideally,
+    whatever references the call carries."""
     host.need("control.set-permissions")
-    secret = make_secret(mint)
-    host.reset(config([secret]))
+    secrets, members = _references(mint, shape)
+    host.reset(config(secrets))
 
     def drop(control: Control) -> None:
         control.set_permissions(False, ())
 
-    outcome = host.invoke(RECORDER.name, args_json({"x": ref(secret.id)}), acting(drop))
+    outcome = host.invoke(RECORDER.name, args_json(members), acting(drop))
     require(outcome.is_error, "FENCE-003", "the call ran after secret.read was lost")
     require(
         outcome.disposition in ("SECRET_FORBIDDEN", "POLICY_DENIED"),
