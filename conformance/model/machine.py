@@ -341,7 +341,11 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             self._compare(call)
             self.held.off_model = True
 
-        @precondition(lambda self: bool(self.open))
+        # No rule's availability turns on what the hosts did: which prompts are open is the
+        # hosts' doing (their timing included), and Hypothesis requires the same draws to meet
+        # the same rules in every example, else it stops the run. The rules for an open prompt
+        # are always drawable: with none open, an answer does nothing and a control is a plain
+        # one.
         @rule(
             index=st.integers(0, 2),
             answer=st.sampled_from(ANSWERS),
@@ -351,7 +355,10 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
         @_traced
         def answer(self, index: int, answer: Answer, delayed: bool, twice: bool) -> None:
             """Answer a held prompt, at once or after a delay; ``twice`` queues a second answer
-            for the same prompt, which a host that asks once never reads."""
+            for the same prompt, which a host that asks once never reads. With no prompt held
+            it does nothing."""
+            if not self.open:
+                return
             entry = self.open.pop(index % len(self.open))
             entry.call.answer = answer.value
             if delayed:
@@ -370,11 +377,11 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             """Apply one control to both hosts, prompts open or not."""
             self._control(action)
 
-        @precondition(lambda self: bool(self.open))
         @rule(action=st.one_of(fence_actions, actions))
         @_traced
         def control_while_open(self, action: Action) -> None:
-            """Apply one control while a prompt is held open, the fence's controls likeliest."""
+            """Apply one control while a prompt is held open, the fence's controls likeliest
+            (with none held, it is a plain control)."""
             self._control(action)
 
         def _control(self, action: Action) -> None:
@@ -531,10 +538,9 @@ def _unflaked(error: Exception) -> Exception:
 
     A failure that did not come back when Hypothesis ran its example again (``FlakyFailure``)
     was still seen: the host broke the requirement once, and that is the failure. Any other of
-    Hypothesis's flakiness errors says that the same draws met different rules in two examples:
-    the rules for an open prompt are drawn only while one is open, and whether a prompt opened
-    in time is the host's timing, not a rule of the contract. Nothing was judged, so the check
-    ends as the suite's error and fails no requirement.
+    Hypothesis's flakiness errors says that the same draws met different rules or ends in two
+    examples. No rule's availability turns on what a host did, so this should not arise; if it
+    does, nothing was judged, and the check ends as the suite's error, failing no requirement.
     """
     if isinstance(error, FlakyFailure):
         seen = [e for e in error.exceptions if isinstance(e, RequirementError)]
@@ -559,8 +565,6 @@ def _shrunk(
         state: Any = machine()
         try:
             for name, arguments in steps:
-                if name in _WHILE_OPEN and not state.open:
-                    continue
                 getattr(state, name)(**arguments)
         except Exception as failure:
             return failure
@@ -583,10 +587,6 @@ def _shrunk(
         # goes to the check's captured output as well.
         sys.stderr.write("\n".join(getattr(shrunk, "__notes__", ())) + "\n")
     return shrunk
-
-
-#: The rules that run only while a prompt is held open.
-_WHILE_OPEN: Final = frozenset({"answer", "control_while_open"})
 
 
 __all__ = ["Context", "budget", "machine_for", "run_model", "should"]
