@@ -341,7 +341,8 @@ class McpHost:
             waiting = await anyio.to_thread.run_sync(self._asking, waiting)
         with self._lock:
             # Calls side by side share the session: the elicitation is the prompt of a call
-            # whose operator has not been asked yet (a call asked twice is the only one).
+            # whose operator has not been asked yet; when every call in flight has been asked
+            # (a host asking one call twice), the oldest.
             flight = waiting[0] if waiting else next(iter(self._in_flight), None)
             if flight is not None:
                 flight[2].asked = True
