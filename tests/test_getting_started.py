@@ -56,7 +56,7 @@ def problems(commands: list[str]) -> list[str]:
                 found.append(f"installs outside a virtual environment: {step}")
     if commands and not commands[0].endswith("tox -e conformance"):
         found.append("the first command does not run the conformance suite")
-    if len(commands) > 1 and not commands[1].endswith("-m tox"):
+    if len(commands) > 1 and not commands[1].endswith(("-m tox", "-m tox run-parallel")):
         found.append("the second command does not run the whole test suite")
     return found
 
