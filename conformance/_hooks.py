@@ -222,7 +222,10 @@ class ConformanceHooks:
         state.path = path_of(
             config.getoption("secref_host", None), config.getoption("secref_via", "driver")
         )
-        state.narrowed = tuple(narrowing.describe(config, state.selection))
+        try:
+            state.narrowed = tuple(narrowing.describe(config, state.selection))
+        except ValueError as error:
+            raise pytest.UsageError(str(error)) from error
         self._selecting = False
         if state.active and short_tracebacks(config):
             # A failing check's cause is its requirement message; the suite's own frames say

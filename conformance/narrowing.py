@@ -2,7 +2,8 @@
 
 This module owns :func:`describe`: from a pytest config it names every option that keeps some
 conformance checks out of a run (``-k``, ``-m``, ``--deselect``, ``--lf``, ``--ignore``, and
-collection targets other than the whole check package), so that the verdict line and every
+collection targets other than the whole check package) and a model-check campaign below the
+CI budget (``SECREF_MODEL_EXAMPLES``), so that the verdict line and every
 report say what the run covered. It reads the options only, never the collected items, so that
 a parallel run's controller, which collects nothing, names the same narrowing as a serial run.
 It never changes a selection, and ``--requirements`` and an early stop are named elsewhere (the
@@ -15,6 +16,8 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
+
+from conformance.model import budget
 
 #: The package whose modules are the suite's checks.
 CHECKS_PACKAGE: Final = "conformance.checks"
@@ -65,6 +68,9 @@ def describe(config: Any, selection: Sequence[str] = ()) -> list[str]:
 
     Returns:
         Descriptions such as ``-k 'not gen-'``, in the order the options are checked.
+
+    Raises:
+        ValueError: ``SECREF_MODEL_EXAMPLES`` is not a whole number of at least 1.
     """
 
     def option(name: str) -> Any:
@@ -94,4 +100,8 @@ def describe(config: Any, selection: Sequence[str] = ()) -> list[str]:
         shown = ", ".join(shlex.quote(target) for target in narrowing[:_SHOWN])
         more = len(narrowing) - _SHOWN
         found.append(f"collected only {shown}" + (f" and {more} more" if more > 0 else ""))
+    # Not an option but the same kind of narrowing: a model campaign below the CI budget.
+    model = budget.narrowing()
+    if model is not None:
+        found.append(model)
     return found

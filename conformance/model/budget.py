@@ -132,6 +132,41 @@ def shrink(
     return best, best_error
 
 
+def examples_asked() -> int | None:
+    """Return the examples ``SECREF_MODEL_EXAMPLES`` asks for, or ``None`` when it is unset.
+
+    Raises:
+        ValueError: the value is not a whole number of at least 1 (the message names it).
+    """
+    text = os.environ.get(EXAMPLES_ENV, "").strip()
+    if not text:
+        return None
+    try:
+        examples = int(text)
+    except ValueError:
+        examples = 0
+    if examples < 1:
+        raise ValueError(f"{EXAMPLES_ENV} must be a whole number of at least 1, not {text!r}")
+    return examples
+
+
+def narrowing() -> str | None:
+    """Return how the budget narrows a run, or ``None`` when the model draws its whole budget.
+
+    A campaign below :data:`CI_EXAMPLES` examples checks less than a run of the suite does, so
+    the verdict line and every report name it, as they name ``-k`` (decisions S1.7): such a run
+    never reads a plain ``conformant``. A larger campaign narrows nothing.
+
+    Raises:
+        ValueError: ``SECREF_MODEL_EXAMPLES`` is not a whole number of at least 1.
+    """
+    examples = examples_asked()
+    if examples is None or examples >= CI_EXAMPLES:
+        return None
+    noun = "example" if examples == 1 else "examples"
+    return f"the model check drew {examples} {noun} of its {CI_EXAMPLES} ({EXAMPLES_ENV})"
+
+
 def budget(verdict_only: bool) -> tuple[settings, int | None]:
     """Return the run's settings and, in campaign mode, its seed.
 
@@ -141,11 +176,11 @@ def budget(verdict_only: bool) -> tuple[settings, int | None]:
     ``SECREF_MODEL_EXAMPLES=N``: N examples from a fresh seed, printed, or from
     ``SECREF_MODEL_SEED`` when it is set.
     """
-    campaign = os.environ.get(EXAMPLES_ENV, "").strip()
+    campaign = examples_asked()
     examples = VERDICT_EXAMPLES if verdict_only else CI_EXAMPLES
     chosen: int | None = None
-    if campaign:
-        examples = int(campaign)
+    if campaign is not None:
+        examples = campaign
         chosen = int(os.environ.get(SEED_ENV) or random.SystemRandom().randrange(2**32))
         sys.stderr.write(f"model check campaign: {examples} examples, seed {chosen}\n")
     return (

@@ -1,0 +1,102 @@
+"""A model-check campaign below the CI budget narrows the run, and says so (decisions S1.7).
+
+``SECREF_MODEL_EXAMPLES=N`` sets how many examples the model check draws. Below the CI budget
+the run checks less than a run of the suite does: its verdict line and every report must name
+that, as they name ``-k``, and it must never read a plain ``conformant``. These check the
+suite's own reporting rather than a host, so they cite no requirement.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conformance.model import budget
+from conformance.report import NARROWED
+from tests.conformance.suite_runs import console
+
+#: A quick selection whose checks include the model check.
+SELECTION = "APPR-003"
+
+
+@pytest.mark.parametrize(
+    ("value", "named"),
+    [(None, False), ("1", True), ("24", True), ("25", False), ("400", False)],
+)
+def test_only_a_campaign_below_the_ci_budget_narrows(
+    monkeypatch: pytest.MonkeyPatch, value: str | None, named: bool
+) -> None:
+    if value is None:
+        monkeypatch.delenv(budget.EXAMPLES_ENV, raising=False)
+    else:
+        monkeypatch.setenv(budget.EXAMPLES_ENV, value)
+    said = budget.narrowing()
+    assert (said is not None) == named
+    if said is not None:
+        assert f"drew {value} example" in said
+        assert budget.EXAMPLES_ENV in said
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "abc", "2.5", "1e3"])
+def test_a_budget_that_is_no_count_is_refused(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv(budget.EXAMPLES_ENV, value)
+    with pytest.raises(ValueError, match=budget.EXAMPLES_ENV):
+        budget.narrowing()
+
+
+@pytest.mark.usefixtures("full_model_budget")
+def test_a_small_campaign_is_named_in_the_verdict_and_the_report(tmp_path: Path) -> None:
+    """The same selection with 2 examples and with the whole budget: only the first names the
+    model check, and neither is a plain conformant."""
+    small, _ = console(
+        tmp_path,
+        "--requirements",
+        SELECTION,
+        "--report-json",
+        "small.json",
+        env={budget.EXAMPLES_ENV: "2", budget.SEED_ENV: str(budget.CI_SEED)},
+    )
+    whole, _ = console(tmp_path, "--requirements", SELECTION, "--report-json", "whole.json")
+    assert (small.returncode, whole.returncode) == (0, 0), small.stdout[-2000:]
+    text = "the model check drew 2 examples of its 25"
+    assert text in small.stdout
+    assert text not in whole.stdout
+    small_report = json.loads((tmp_path / "small.json").read_text(encoding="utf-8"))
+    whole_report = json.loads((tmp_path / "whole.json").read_text(encoding="utf-8"))
+    assert small_report["verdict"] == whole_report["verdict"] == NARROWED
+    assert any(text in item for item in small_report["narrowed"])
+    assert whole_report["narrowed"] == []
+    assert text in small_report["verdictLine"]
+
+
+@pytest.mark.usefixtures("full_model_budget")
+def test_a_whole_run_with_a_small_campaign_is_never_plain_conformant(tmp_path: Path) -> None:
+    """Without any other narrowing, a small campaign alone keeps the verdict from plain
+    conformant (``-k`` keeps the run quick; the campaign is named beside it)."""
+    done, _ = console(
+        tmp_path,
+        "--report-json",
+        "r.json",
+        "--",
+        "-k",
+        "test_model",
+        env={budget.EXAMPLES_ENV: "1", budget.SEED_ENV: str(budget.CI_SEED)},
+    )
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "verdict: conformant (narrowed: -k test_model; the model check drew 1 example" in (
+        done.stdout
+    )
+
+
+@pytest.mark.usefixtures("full_model_budget")
+def test_a_budget_that_is_no_count_is_a_usage_error_before_any_check(tmp_path: Path) -> None:
+    """pytest refuses the run as a usage error; the console script's exit is a harness error."""
+    done, _ = console(tmp_path, "--requirements", SELECTION, env={budget.EXAMPLES_ENV: "many"})
+    assert done.returncode == 2, done.stdout[-2000:]
+    assert "no report was written (pytest exit status 4)" in done.stdout + done.stderr
+    assert f"{budget.EXAMPLES_ENV} must be a whole number of at least 1, not 'many'" in (
+        done.stdout + done.stderr
+    )
+    assert "passed" not in done.stdout
