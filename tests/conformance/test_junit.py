@@ -128,6 +128,7 @@ def test_crashing_host_gives_errors_not_failures(tmp_path: Path) -> None:
     assert _kinds(_verdict_case(suite)) == ["Failure"]
 
 
+@pytest.mark.usefixtures("full_model_budget")
 @pytest.mark.req("INV1")
 def test_keyword_narrowed_run_names_its_narrowing(tmp_path: Path) -> None:
     """A ``-k`` run is never plain conformant: the verdict names the narrowing, and the

@@ -22,6 +22,7 @@ def _console(tmp_path: Path, summary: Path, *arguments: str) -> int:
     return done.returncode
 
 
+@pytest.mark.usefixtures("full_model_budget")
 def test_a_run_in_a_github_job_appends_its_verdict_and_report(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

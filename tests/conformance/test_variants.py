@@ -44,6 +44,7 @@ def _run(
     return run.report()
 
 
+@pytest.mark.usefixtures("full_model_budget")
 @pytest.mark.req("MCP-006", "MCP-011", "MCP-007", "FENCE-005", "APPR-010")
 @pytest.mark.parametrize("name", [variant.name for variant in VARIANTS])
 def test_variant_is_conformant(tmp_path: Path, name: str) -> None:
