@@ -63,6 +63,11 @@ MAX_OPEN_PROMPTS: Final = 1024
 #: Seconds the suite waits for a reader thread to finish once the tree is killed.
 READER_JOIN_SECONDS: Final = 2.0
 
+#: Seconds a crash report waits for the standard error reader to reach the end of what an
+#: exited host wrote, so that its last words are quoted even on a busy machine; a child that
+#: keeps the pipe open costs no more than this.
+STDERR_SETTLE_SECONDS: Final = 1.0
+
 
 class Waiter:
     """One request of the suite's, waiting for its response."""
@@ -175,6 +180,11 @@ class Connection:
         if status is None:
             status = self.supervised.wait(1.0)
         what = "closed its standard output" if status is None else f"exited with status {status}"
+        if status is not None:
+            # The host has exited: what it wrote last may still be in the pipe, unread.
+            reader = self._readers[1]
+            if reader is not threading.current_thread():
+                reader.join(STDERR_SETTLE_SECONDS)
         tail = quote(
             self._redact(self._stderr_text(0)).strip()[-STDERR_TAIL_CHARS:], STDERR_TAIL_CHARS
         )

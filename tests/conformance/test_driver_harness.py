@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conformance.host import HandlerKind, HostConfig, ToolSpec
+from conformance.hosts import _connection
 from conformance.hosts.subprocess import (
     LINE_EXCERPT_CHARS,
     MAX_CONSECUTIVE_HANGS,
@@ -84,6 +85,28 @@ def test_crashing_host_names_its_exit_status_and_stderr() -> None:
         assert "giving up on purpose" in str(caught.value)
         host.reset(CONFIG)  # restarted
         assert host.restarts == 1
+    finally:
+        host.close()
+
+
+def test_a_crash_quotes_the_stderr_a_busy_reader_had_not_reached(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On a loaded machine the standard error reader can lag the host's exit: the crash report
+    waits for it (bounded) rather than saying the host wrote nothing."""
+    read_stderr = _connection.Connection._read_stderr
+
+    def late(self: _connection.Connection, fd: int) -> None:
+        time.sleep(0.4)
+        read_stderr(self, fd)
+
+    monkeypatch.setattr(_connection.Connection, "_read_stderr", late)
+    host = broken("crash")
+    try:
+        host.reset(CONFIG)
+        with pytest.raises(HostCrashedError, match="exited with status 3") as caught:
+            host.invoke("recorder", "{}")
+        assert "giving up on purpose" in str(caught.value)
     finally:
         host.close()
 
