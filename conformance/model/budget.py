@@ -32,6 +32,8 @@ VERDICT_EXAMPLES: Final = 12
 #: Raises the budget and draws a fresh seed (campaign mode); ``SECREF_MODEL_SEED`` replays one.
 EXAMPLES_ENV: Final = "SECREF_MODEL_EXAMPLES"
 SEED_ENV: Final = "SECREF_MODEL_SEED"
+#: Seeds are drawn below this bound, and a replayed one must be too.
+SEED_BOUND: Final = 2**32
 #: How long a failure may shrink, from the moment it was first seen.
 SHRINK_BUDGET_S: Final = 30.0
 
@@ -150,6 +152,26 @@ def examples_asked() -> int | None:
     return examples
 
 
+def seed_asked() -> int | None:
+    """Return the seed ``SECREF_MODEL_SEED`` replays, or ``None`` when it is unset.
+
+    Raises:
+        ValueError: the value is not a whole number from 0 to 2**32 - 1 (the message names it).
+    """
+    text = os.environ.get(SEED_ENV, "").strip()
+    if not text:
+        return None
+    try:
+        seed = int(text)
+    except ValueError:
+        seed = -1
+    if not 0 <= seed < SEED_BOUND:
+        raise ValueError(
+            f"{SEED_ENV} must be a whole number from 0 to {SEED_BOUND - 1}, not {text!r}"
+        )
+    return seed
+
+
 def narrowing() -> str | None:
     """Return how the budget narrows a run, or ``None`` when the model draws its whole budget.
 
@@ -158,8 +180,11 @@ def narrowing() -> str | None:
     never reads a plain ``conformant``. A larger campaign narrows nothing.
 
     Raises:
-        ValueError: ``SECREF_MODEL_EXAMPLES`` is not a whole number of at least 1.
+        ValueError: ``SECREF_MODEL_EXAMPLES`` is not a whole number of at least 1, or
+            ``SECREF_MODEL_SEED`` is not a seed (both are read here, so that a bad value is
+            refused before any check runs).
     """
+    seed_asked()
     examples = examples_asked()
     if examples is None or examples >= CI_EXAMPLES:
         return None
@@ -174,15 +199,18 @@ def budget(verdict_only: bool) -> tuple[settings, int | None]:
     seed :data:`CI_SEED`, no example database, the first failure ending the run. Under
     ``--stop-when-decided``, :data:`VERDICT_EXAMPLES`. With
     ``SECREF_MODEL_EXAMPLES=N``: N examples from a fresh seed, printed, or from
-    ``SECREF_MODEL_SEED`` when it is set.
+    ``SECREF_MODEL_SEED`` when it is set. ``SECREF_MODEL_SEED`` alone replays that seed with
+    the default number of examples: a seed given to replay a failure is never ignored.
     """
     campaign = examples_asked()
+    replayed = seed_asked()
     examples = VERDICT_EXAMPLES if verdict_only else CI_EXAMPLES
     chosen: int | None = None
-    if campaign is not None:
-        examples = campaign
-        chosen = int(os.environ.get(SEED_ENV) or random.SystemRandom().randrange(2**32))
-        sys.stderr.write(f"model check campaign: {examples} examples, seed {chosen}\n")
+    if campaign is not None or replayed is not None:
+        examples = campaign if campaign is not None else examples
+        chosen = replayed if replayed is not None else random.SystemRandom().randrange(SEED_BOUND)
+        noun = "example" if examples == 1 else "examples"
+        sys.stderr.write(f"model check campaign: {examples} {noun}, seed {chosen}\n")
     return (
         settings(
             max_examples=examples,

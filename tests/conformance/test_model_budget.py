@@ -46,6 +46,41 @@ def test_a_budget_that_is_no_count_is_refused(monkeypatch: pytest.MonkeyPatch, v
         budget.narrowing()
 
 
+@pytest.mark.parametrize("value", ["-1", "abc", "2.5", "4294967296", "0x10"])
+def test_a_seed_that_is_no_seed_is_refused(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.delenv(budget.EXAMPLES_ENV, raising=False)
+    monkeypatch.setenv(budget.SEED_ENV, value)
+    with pytest.raises(ValueError, match=f"{budget.SEED_ENV} must be a whole number"):
+        budget.narrowing()
+
+
+@pytest.mark.parametrize(("verdict_only", "examples"), [(False, 25), (True, 12)])
+def test_a_seed_alone_is_replayed_with_the_default_examples(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    verdict_only: bool,
+    examples: int,
+) -> None:
+    """A seed given to replay a failure is used, never silently replaced by the CI seed; with
+    no campaign asked it draws the default examples, so it narrows nothing."""
+    monkeypatch.delenv(budget.EXAMPLES_ENV, raising=False)
+    monkeypatch.setenv(budget.SEED_ENV, "4294967295")
+    chosen, seed = budget.budget(verdict_only)
+    assert (chosen.max_examples, seed) == (examples, 4294967295)
+    assert budget.narrowing() is None
+    assert f"model check campaign: {examples} examples, seed 4294967295" in capsys.readouterr().err
+
+
+def test_one_example_is_said_in_the_singular(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(budget.EXAMPLES_ENV, "1")
+    monkeypatch.setenv(budget.SEED_ENV, "7")
+    chosen, seed = budget.budget(False)
+    assert (chosen.max_examples, seed) == (1, 7)
+    assert "model check campaign: 1 example, seed 7\n" in capsys.readouterr().err
+
+
 @pytest.mark.usefixtures("full_model_budget")
 def test_a_small_campaign_is_named_in_the_verdict_and_the_report(tmp_path: Path) -> None:
     """The same selection with 2 examples and with the whole budget: only the first names the
@@ -97,6 +132,17 @@ def test_a_budget_that_is_no_count_is_a_usage_error_before_any_check(tmp_path: P
     assert done.returncode == 2, done.stdout[-2000:]
     assert "no report was written (pytest exit status 4)" in done.stdout + done.stderr
     assert f"{budget.EXAMPLES_ENV} must be a whole number of at least 1, not 'many'" in (
+        done.stdout + done.stderr
+    )
+    assert "passed" not in done.stdout
+
+
+@pytest.mark.usefixtures("full_model_budget")
+def test_a_seed_that_is_no_seed_is_a_usage_error_before_any_check(tmp_path: Path) -> None:
+    done, _ = console(tmp_path, "--requirements", SELECTION, env={budget.SEED_ENV: "lucky"})
+    assert done.returncode == 2, done.stdout[-2000:]
+    assert "no report was written (pytest exit status 4)" in done.stdout + done.stderr
+    assert f"{budget.SEED_ENV} must be a whole number from 0 to 4294967295, not 'lucky'" in (
         done.stdout + done.stderr
     )
     assert "passed" not in done.stdout
