@@ -22,6 +22,7 @@ from typing import Any, Final
 import pytest
 
 from conformance import _barrier, expectations, narrowing, outcomes
+from conformance._failures import drop_silent_phase_reports, short_repr
 from conformance.canary import (
     SURFACE_CAPABILITIES,
     Canary,
@@ -91,6 +92,9 @@ class State:
     """The requirement IDs the collected checks cite, once collection has finished."""
     deselected: int = 0
     """How many conformance checks something other than ``--requirements`` deselected."""
+    short_failures: bool = False
+    """Whether the suite chose the short traceback style (no ``-v``, no ``--tb``): requirement
+    failures are then drawn by :func:`conformance._failures.short_repr`."""
 
 
 STATE_KEY: Final = pytest.StashKey[State]()
@@ -231,6 +235,7 @@ class ConformanceHooks:
             # A failing check's cause is its requirement message; the suite's own frames say
             # nothing more. -v or an explicit --tb brings back pytest's long form.
             config.option.tbstyle = "short"
+            state.short_failures = True
         config.stash[STATE_KEY] = state
 
     @property
@@ -274,6 +279,8 @@ class ConformanceHooks:
                 items[:] = keep
         for item in items:
             if is_conformance_check(item):
+                if state.short_failures:
+                    _draw_requirement_failures_short(item)
                 for requirement in cited(item):
                     item.user_properties.append(("requirement", requirement))
                 for vector in vectors_of(item):
@@ -569,6 +576,7 @@ class ConformanceHooks:
             # Late output is searched before any verdict: in a worker too, which hands the
             # result over with the rest (decisions S1.9, conformance._barrier).
             _barrier.run(self.config, state.results, self._run_canaries())
+            drop_silent_phase_reports(self.config)
         if not state.active or hasattr(self.config, "workerinput"):
             # A parallel run's worker hands its results over instead (conformance._xdist).
             return
@@ -697,6 +705,17 @@ def _junit_properties(config: pytest.Config, report: dict[str, Any]) -> None:
         writer.add_global_property("secref-unchecked-must", item["id"])
     for name, value in requirement_properties(report):
         writer.add_global_property(name, value)
+
+
+def _draw_requirement_failures_short(item: pytest.Item) -> None:
+    """Have ``item`` draw a requirement failure cheaply in the short style, as pytest would."""
+    drawn_by_pytest = item.repr_failure
+
+    def repr_failure(excinfo: pytest.ExceptionInfo[BaseException]) -> Any:
+        drawn = short_repr(item, excinfo)
+        return drawn_by_pytest(excinfo) if drawn is None else drawn
+
+    setattr(item, "repr_failure", repr_failure)  # noqa: B010 (mypy refuses assigning a method)
 
 
 def short_tracebacks(config: pytest.Config) -> bool:
