@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 
+from conformance import _hooks
 from conformance._failures import drop_silent_phase_reports, short_repr
 from conformance.outcomes import RequirementError, fail, require
-from tests.conformance.suite_runs import console
+from tests.conformance.suite_runs import console, run_suite
 
 BROKEN_HOST = Path(__file__).parent / "broken_hosts" / "broken_host.py"
 
@@ -33,7 +34,7 @@ def _a_check() -> None:
 
 
 def _caught(action: Any) -> pytest.ExceptionInfo[BaseException]:
-    with pytest.raises(BaseException) as caught:
+    with pytest.raises((RequirementError, KeyError)) as caught:
         action()
     return caught
 
@@ -57,9 +58,14 @@ def test_a_requirement_failure_is_drawn_as_pytest_draws_it(tmp_path: Path) -> No
     assert "E   conformance.outcomes.RequirementError: [APPR-010] a helper saw 1" in str(drawn)
 
 
+def _missing() -> None:
+    empty: dict[str, int] = {}
+    empty["missing"]
+
+
 def _chained() -> None:
     try:
-        {}["missing"]
+        _missing()
     except KeyError:
         fail("APPR-010", "raised while handling another error")
 
@@ -68,8 +74,8 @@ def test_other_failures_are_left_to_pytest(tmp_path: Path) -> None:
     """A chained failure, a bug in a check and an item pytest filters otherwise keep pytest's
     own drawing (``None``)."""
     assert short_repr(_item(tmp_path), _caught(_chained)) is None
-    assert short_repr(_item(tmp_path), _caught(lambda: {}["missing"])) is None
-    unfiltered = SimpleNamespace(config=_item(tmp_path).config)
+    assert short_repr(_item(tmp_path), _caught(_missing)) is None
+    unfiltered: Any = SimpleNamespace(config=_item(tmp_path).config)
     assert short_repr(unfiltered, _caught(_a_check)) is None
     assert isinstance(_caught(_chained).value, RequirementError)
 
@@ -109,3 +115,24 @@ def test_a_failing_run_prints_what_pytests_short_style_prints(tmp_path: Path) ->
     assert "E   conformance.outcomes.RequirementError: [APPR-010]" in ours.stdout
     assert "FAILURES" in ours.stdout
     assert untimed(ours.stdout) == untimed(pytests.stdout)
+
+
+def test_a_conformance_run_draws_its_requirement_failures_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The drawing is wired into a run: every failed check of a failing run is drawn by it."""
+    drawn: list[str] = []
+
+    def counted(item: Any, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:
+        result = short_repr(item, excinfo)
+        if result is not None:
+            drawn.append(item.nodeid)
+        return result
+
+    monkeypatch.setattr(_hooks, "short_repr", counted)
+    host = f"{sys.executable} -m conformance.strip ALL -- {sys.executable} {BROKEN_HOST} good"
+    run = run_suite(tmp_path, "--host", host, "--requirements", "APPR-010,APPR-008")
+    failed = [check["id"] for check in run.report()["checks"] if check["outcome"] == "fail"]
+    assert run.status == 1
+    assert failed
+    assert sorted(drawn) == sorted(failed)
