@@ -17,7 +17,7 @@ import pytest
 
 from conformance.canary import Kind, Mint
 from conformance.host import Answer, HandlerKind
-from conformance.outcomes import require, should
+from conformance.outcomes import not_applicable, require, should
 from conformance.scenario import (
     ECHO,
     LEDGER_FIELDS,
@@ -140,30 +140,35 @@ def test_prompted_calls_recorded(host: RecordingHost, mint: Mint, answer: Answer
     require(len(records) == 1, "LEDG-005", f"a call answered {answer.value} was not recorded once")
 
 
-@pytest.mark.req("LEDG-007")
-@pytest.mark.parametrize(
-    ("body", "tail"),
-    [
-        ("{{hunter2}}", ""),
-        ("{{hunter2}}", "tail-kept"),
-        ("zz-canary-body", "tail-kept"),
-        ("6f1d2c3e.totp-canary", ""),
-    ],
-    ids=["braced-body", "braced-body-then-text", "text-after", "bad-field"],
-)
-def test_malformed_redacted(host: RecordingHost, mint: Mint, body: str, tail: str) -> None:
-    """A malformed candidate is redacted to {{secret:[REDACTED]}}, both its closing braces
-    included, and the text before and after it is kept exactly."""
-    host.reset(config([make_secret(mint)]))
-    host.invoke(RECORDER.name, args_json({"x": "head " + "{{secret:" + body + "}}" + tail}))
-    sanitized = str(ledger_records(host.observe())[-1].get("sanitizedArgs", ""))
+#: Malformed candidates, and whether text follows them, as the redaction checks write them.
+_MALFORMED = [
+    ("{{hunter2}}", ""),
+    ("{{hunter2}}", "tail-kept"),
+    ("zz-canary-body", "tail-kept"),
+    ("6f1d2c3e.totp-canary", ""),
+]
+_MALFORMED_IDS = ["braced-body", "braced-body-then-text", "text-after", "bad-field"]
+
+
+def _malformed_args(body: str, tail: str) -> str:
+    return args_json({"x": "head " + "{{secret:" + body + "}}" + tail})
+
+
+def _judge_redaction(sanitized: str, body: str, tail: str, where: str) -> None:
+    """Report, as LEDG-007 (a SHOULD), how ``sanitized`` kept the candidate ``body``."""
     hidden = body.strip("{}").split(".")[-1]
-    should(hidden not in sanitized, "LEDG-007", "sanitizedArgs keeps a malformed body")
+    should(hidden not in sanitized, "LEDG-007", f"sanitizedArgs keeps a malformed body ({where})")
     should(
-        "{{secret:[REDACTED]}}" in sanitized, "LEDG-007", "the candidate is not redacted as ruled"
+        "{{secret:[REDACTED]}}" in sanitized,
+        "LEDG-007",
+        f"the candidate is not redacted as ruled ({where})",
     )
     if tail:
-        should(tail in sanitized, "LEDG-007", "the text after a redacted candidate was lost")
+        should(
+            tail in sanitized,
+            "LEDG-007",
+            f"the text after a redacted candidate was lost ({where})",
+        )
     try:
         member = json.loads(sanitized).get("x")
     except (ValueError, AttributeError):
@@ -173,8 +178,46 @@ def test_malformed_redacted(host: RecordingHost, mint: Mint, body: str, tail: st
             member == "head {{secret:[REDACTED]}}" + tail,
             "LEDG-007",
             "the redacted member is not exactly the text before, the redaction, and the text "
-            f"after ({len(member)} characters)",
+            f"after ({len(member)} characters, {where})",
         )
+
+
+@pytest.mark.req("LEDG-007")
+@pytest.mark.parametrize(("body", "tail"), _MALFORMED, ids=_MALFORMED_IDS)
+def test_malformed_redacted(host: RecordingHost, mint: Mint, body: str, tail: str) -> None:
+    """A malformed candidate is redacted to {{secret:[REDACTED]}}, both its closing braces
+    included, and the text before and after it is kept exactly."""
+    host.reset(config([make_secret(mint)]))
+    host.invoke(RECORDER.name, _malformed_args(body, tail))
+    sanitized = str(ledger_records(host.observe())[-1].get("sanitizedArgs", ""))
+    _judge_redaction(sanitized, body, tail, "a refused call")
+
+
+@pytest.mark.req("LEDG-007")
+@pytest.mark.parametrize(("body", "tail"), _MALFORMED, ids=_MALFORMED_IDS)
+@pytest.mark.parametrize("stop", ["kill-switch", "rbac"])
+def test_malformed_redacted_on_withheld_calls(
+    host: RecordingHost, mint: Mint, stop: str, body: str, tail: str
+) -> None:
+    """A call withheld before the reference pre-pass (the kill switch, RBAC) never reaches the
+    host's scan for markers; when the host records it (decisions R6: either is allowed), its
+    sanitizedArgs are redacted all the same. A host that does not record such calls has nothing
+    here to judge (LEDG-006)."""
+    guarded = tool("guarded", HandlerKind.RECORDER, permission="tool.guarded")
+    if stop == "kill-switch":
+        host.need("control.kill")
+        host.reset(config([make_secret(mint)], tools=(RECORDER,)))
+        host.control().kill(RECORDER.name)
+        host.invoke(RECORDER.name, _malformed_args(body, tail))
+    else:
+        host.reset(config([make_secret(mint)], tools=(guarded,)))
+        host.invoke(guarded.name, _malformed_args(body, tail))
+    records = ledger_records(host.observe())
+    control = "the kill switch" if stop == "kill-switch" else "RBAC"
+    if not records:
+        not_applicable(f"the host records no call {control} withholds (LEDG-006 allows it)")
+    sanitized = str(records[-1].get("sanitizedArgs", ""))
+    _judge_redaction(sanitized, body, tail, f"a call {control} withheld")
 
 
 @pytest.mark.req("LOG-001")

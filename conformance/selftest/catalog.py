@@ -206,6 +206,7 @@ ORDER: Final[tuple[str, ...]] = (
     "string-member-unread",
     "prescan-counts-from-start",
     "redaction-keeps-second-brace",
+    "withheld-calls-unredacted",
     "kept-arguments-unbounded",
     "host-failure-unrecorded",
     "vault-port-bug-crashes-call",

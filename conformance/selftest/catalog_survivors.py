@@ -130,6 +130,18 @@ def _second_brace_kept(original: Callable[..., Any]) -> Callable[..., Any]:
     return redaction_end
 
 
+def _unscanned_taken_for_unmarked(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def sanitize_arguments(raw: str, limit: int | None = None, *, marked: Any = None) -> str:
+        # A call recorded before the marker scan (marked is None) is taken for one without a
+        # marker: its malformed candidates are kept as the agent wrote them.
+        if limit is None:
+            return str(original(raw, marked=bool(marked)))
+        return str(original(raw, limit, marked=bool(marked)))
+
+    return sanitize_arguments
+
+
 def _never_cut(_original: Callable[..., Any]) -> Callable[..., Any]:
     def cut(text: str, _limit: int) -> str:
         return text
@@ -251,6 +263,15 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "The redaction of a malformed candidate in sanitizedArgs stops after its first closing "
         "brace, so the second one is left behind before the text that follows.",
         (("reference_impl._sanitize", "_redaction_end", _second_brace_kept),),
+        via="driver",
+    ),
+    Mutant(
+        "withheld-calls-unredacted",
+        "LEDG-007",
+        "A call recorded before the host's scan for markers (withheld by the kill switch or "
+        "RBAC) is taken for a call without one, so its sanitizedArgs keep a malformed "
+        "candidate as the agent wrote it.",
+        (("reference_impl._registry", "sanitize_arguments", _unscanned_taken_for_unmarked),),
         via="driver",
     ),
     Mutant(

@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import pytest
 
@@ -97,3 +97,26 @@ def test_the_whole_older_suite_passes_a_value_inside_another(tmp_path: Path) -> 
     )
     assert run.status == 0, f"an older check caught it: {run.failed_requirements()}"
     assert run.report()["verdict"].startswith("conformant")
+
+
+@pytest.mark.req("LEDG-007")
+def test_withheld_calls_unredacted_is_reported_by_its_check_alone(tmp_path: Path) -> None:
+    """``withheld-calls-unredacted`` keeps malformed candidates in the sanitizedArgs of calls
+    the kill switch or RBAC withholds (a cosmic-ray survivor of ``_sanitize``: the whole suite
+    passed it cleanly). The older LEDG-007 checks pass it; the check of withheld calls reports
+    LEDG-007 not fully met (a SHOULD: reported, never failed)."""
+    older_dir, newer_dir = tmp_path / "older", tmp_path / "newer"
+    older_dir.mkdir()
+    newer_dir.mkdir()
+    host = ("--host", "mutant:withheld-calls-unredacted")
+    newer_check = "test_malformed_redacted_on_withheld_calls"
+    older = run_suite(older_dir, *host, "--requirements", "LEDG-007", "-k", f"not {newer_check}")
+    newer = run_suite(newer_dir, *host, "--requirements", "LEDG-007", "-k", newer_check)
+
+    def outcome(run: Any) -> str:
+        rows = {row["id"]: row["outcome"] for row in run.report()["requirements"]}
+        return str(rows["LEDG-007"])
+
+    assert (older.status, newer.status) == (0, 0)
+    assert outcome(older) == "pass"
+    assert outcome(newer) == "non-strict"
