@@ -158,8 +158,48 @@ def _fence5(call: Call) -> bool:
 UNRECORDED: Final = frozenset({"UNKNOWN_TOOL", *WITHHELD_TOOL})
 
 
+#: The words each refusal of decisions R2 that the model can meet begins with, as the model's
+#: message shows them, and the rule that fixes them; the host's own text may follow them.
+_RULED_WORDS: Final = (
+    ("Malformed secret reference", ("MSG-001",)),
+    ("Secret references are disabled on this host", ("MSG-003",)),
+    ("Secret references require the secret.read permission", ("MSG-004",)),
+    ("Secret-bearing calls are refused by host policy", ("MSG-006",)),
+    ("the vault could not be read (", ("MSG-009",)),
+    ("No secret vault is available on this host", ("MSG-010",)),
+)
+#: The unknown-id refusal's words name the ids too: each once, lower case, in order of first use.
+_UNKNOWN_IDS: Final = "no secret with id "
+
+
+def ruled_words(call: Call, host: CallResult, model: CallResult) -> None:
+    """Compare how a refusal before any prompt begins, where the rulings fix its words.
+
+    Both hosts refused the call alike. The model is the reference host, whose messages begin
+    with the ruled words (decisions R2), so the host's must begin with the same words; for
+    unknown ids those words are the model's whole message, the ids listed as MSG-007 rules.
+    What follows the ruled words is the host's own, and refusals after a prompt are left to the
+    fence checks.
+    """
+    if call.prompted or not model.is_error:
+        return
+    text = model.text
+    if text.startswith(_UNKNOWN_IDS):
+        if not host.text.startswith(text):
+            fail(
+                ("MSG-007",),
+                f"call {call.step}: the refusal does not name the unknown ids each once, lower "
+                "case, in order of first use, as the model does",
+            )
+        return
+    for words, requirements in _RULED_WORDS:
+        if text.startswith(words) and not host.text.startswith(words):
+            fail(requirements, f"call {call.step}: the refusal does not begin {words!r}")
+
+
 def dispositions(call: Call, host: CallResult, model: CallResult, held: Held) -> None:
-    """Compare one call's disposition; fail naming what fixes the model's."""
+    """Compare one call's disposition, and the ruled words of a refusal; fail naming what fixes
+    the model's."""
     if isinstance(host.disposition, UnlearnedDisposition) and model.disposition in UNRECORDED:
         # Over MCP a refusal sent as a JSON-RPC error without data, for a call no ledger record
         # names, tells no client its disposition (decisions R9.5, R9.8): what is seen of it is
@@ -168,6 +208,7 @@ def dispositions(call: Call, host: CallResult, model: CallResult, held: Held) ->
             fail(reasons(model.disposition, model.text, call), f"call {call.step} was not refused")
         return
     if host.disposition == model.disposition and host.is_error == model.is_error:
+        ruled_words(call, host, model)
         return
     where = f"call {call.step} to {call.tool}"
     pair = f"{host.disposition} where the model ended {model.disposition}"

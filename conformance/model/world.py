@@ -24,8 +24,12 @@ from conformance.scenario import ECHO, PROVIDER, RECORDER, THROWER, args_json, m
 #: The vault's ids: fixed, so that a printed reproducer runs again as it reads.
 SECRET_IDS: Final = tuple(f"5ec4e7a{n}-0000-4000-8000-00000000000{n}" for n in range(3))
 
-#: An id no vault the check configures holds.
-UNKNOWN_ID: Final = "0badc0de-0000-4000-8000-00000000dead"
+#: Ids no vault the check configures holds. Two, and the second sorts before the first, so that
+#: a call naming both in the drawn order tells the order of first use from a sorted one.
+UNKNOWN_IDS: Final = (
+    "fade0000-0000-4000-8000-00000000beef",
+    "0badc0de-0000-4000-8000-00000000dead",
+)
 
 #: The echoing tool's name.
 ECHO_NAME: Final = ECHO.name
@@ -270,6 +274,32 @@ def several() -> st.SearchStrategy[tuple[Item, ...]]:
     return st.lists(_ref(fields, st.integers(0, 2)), min_size=2, max_size=4).map(tuple)
 
 
+def _attribution() -> st.SearchStrategy[tuple[Item, ...]]:
+    """Two to four known references with one or two unknown ids among them, each at any place:
+    first, in the middle or last; two unknown ids in either order, or one twice; now and then
+    an unknown id in upper case, which the refusal names in lower case."""
+
+    def placed(drawn: tuple[list[Item], list[tuple[int, int, bool]]]) -> tuple[Item, ...]:
+        known, unknown = drawn
+        placed_members = list(known)
+        for position, which, upper in unknown:
+            member = Item("unknown", secret=which, upper=upper)
+            placed_members.insert(min(position, len(placed_members)), member)
+        return tuple(placed_members)
+
+    known = st.lists(
+        _ref(st.sampled_from(("", "password", "username")), st.integers(0, 2)),
+        min_size=2,
+        max_size=4,
+    )
+    unknown = st.lists(
+        st.tuples(st.integers(0, 5), st.integers(0, 1), st.sampled_from((False, False, True))),
+        min_size=1,
+        max_size=2,
+    )
+    return st.tuples(known, unknown).map(placed)
+
+
 def narrow() -> st.SearchStrategy[tuple[Item, ...]]:
     """Return the members of a call a shortcut could wave through: usernames only (one to
     three), or one reference, or two fields of one secret."""
@@ -284,9 +314,10 @@ def members() -> st.SearchStrategy[tuple[Item, ...]]:
     """Return one call's members, in one of the roles a reference can take.
 
     The roles are drawn about equally often: a mix of every kind, the only reference of a
-    call, one of several, two fields of one secret, and usernames only. A fault that shows only
-    with two or more references, or only when every reference is a username, is then met within
-    a few calls, not left to the odds of a mixed draw.
+    call, one of several, two fields of one secret, usernames only, and unknown ids among known
+    references. A fault that shows only with two or more references, only when every reference
+    is a username, or only when an unknown id sits between known ones or follows another, is
+    then met within a few calls, not left to the odds of a mixed draw.
     """
     any_field = st.sampled_from(FIELDS)
     any_secret = st.integers(0, 2)
@@ -303,6 +334,9 @@ def members() -> st.SearchStrategy[tuple[Item, ...]]:
         _two_fields(),
         # Usernames only: the call a trusted, YOLO or low-risk shortcut could wave through.
         st.lists(_ref(st.just("username"), any_secret), min_size=1, max_size=3).map(tuple),
+        # Attribution: unknown ids first, between known references or last (all or nothing,
+        # and the refusal naming each unknown id once, in order of first use).
+        _attribution(),
     )
 
 
@@ -316,7 +350,8 @@ def item_text(item: Item) -> Any:
         sid = SECRET_IDS[item.secret]
         return _reference(sid.upper() if item.upper else sid, item.field)
     if item.kind == "unknown":
-        return "key=" + _reference(UNKNOWN_ID, item.field)
+        unknown = UNKNOWN_IDS[item.secret % 2]
+        return "key=" + _reference(unknown.upper() if item.upper else unknown, item.field)
     if item.kind == "lookalike":
         return _LOOKALIKES[item.shape] % SECRET_IDS[item.secret]
     if item.kind == "malformed":
