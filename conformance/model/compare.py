@@ -158,18 +158,37 @@ def _fence5(call: Call) -> bool:
 UNRECORDED: Final = frozenset({"UNKNOWN_TOOL", *WITHHELD_TOOL})
 
 
-#: The words each refusal of decisions R2 that the model can meet begins with, as the model's
-#: message shows them, and the rule that fixes them; the host's own text may follow them.
+#: The refusals of decisions R2 that the model can meet: a name, the words each begins with
+#: (as the model's message shows them; the host's own text may follow), and the rule that fixes
+#: them. The unknown-id refusal's words name the ids too: each once, lower case, in order of
+#: first use (MSG-007), so they are the model's whole message. An empty field's and an AI
+#: provider key's messages begin "secret <id> ...", matched by what follows the id.
 _RULED_WORDS: Final = (
-    ("Malformed secret reference", ("MSG-001",)),
-    ("Secret references are disabled on this host", ("MSG-003",)),
-    ("Secret references require the secret.read permission", ("MSG-004",)),
-    ("Secret-bearing calls are refused by host policy", ("MSG-006",)),
-    ("the vault could not be read (", ("MSG-009",)),
-    ("No secret vault is available on this host", ("MSG-010",)),
+    ("malformed", "Malformed secret reference", ("MSG-001",)),
+    ("off", "Secret references are disabled on this host", ("MSG-003",)),
+    ("permission", "Secret references require the secret.read permission", ("MSG-004",)),
+    ("bearing", "Secret-bearing calls are refused by host policy", ("MSG-006",)),
+    ("vault", "the vault could not be read (", ("MSG-009",)),
+    ("no-vault", "No secret vault is available on this host", ("MSG-010",)),
+    ("unknown", "no secret with id ", ("MSG-007",)),
 )
-#: The unknown-id refusal's words name the ids too: each once, lower case, in order of first use.
-_UNKNOWN_IDS: Final = "no secret with id "
+#: The refusals of resolution, whose order among themselves is a SHOULD (decisions R2.3,
+#: ORD-002): a host that names another of them first is reported, never failed, for it.
+_RESOLUTION: Final = frozenset({"vault", "ai", "unknown", "empty"})
+
+
+def _refusal(text: str) -> tuple[str, str, tuple[str, ...]] | None:
+    """Return which ruled refusal ``text`` is: its name, its ruled words and its rule."""
+    for name, words, requirements in _RULED_WORDS:
+        if text.startswith(words):
+            return name, words, requirements
+    if text.startswith("secret "):
+        rest = text[len("secret ") :].split(" ", 1)[-1]
+        if rest.startswith("has no "):
+            return "empty", "secret ", ("MSG-008",)
+        if rest.startswith("is an AI provider key"):
+            return "ai", "secret ", ("MSG-011",)
+    return None
 
 
 def ruled_words(call: Call, host: CallResult, model: CallResult) -> None:
@@ -177,24 +196,41 @@ def ruled_words(call: Call, host: CallResult, model: CallResult) -> None:
 
     Both hosts refused the call alike. The model is the reference host, whose messages begin
     with the ruled words (decisions R2), so the host's must begin with the same words; for
-    unknown ids those words are the model's whole message, the ids listed as MSG-007 rules.
+    unknown ids with the model's whole message. A host that names another refusal of
+    resolution first took another order among them, a SHOULD (ORD-002): reported, not failed.
     What follows the ruled words is the host's own, and refusals after a prompt are left to the
     fence checks.
     """
     if call.prompted or not model.is_error:
         return
-    text = model.text
-    if text.startswith(_UNKNOWN_IDS):
-        if not host.text.startswith(text):
+    wanted = _refusal(model.text)
+    if wanted is None or wanted[0] in ("empty", "ai"):
+        return  # the rest of those messages is not compared here: the targeted checks are
+    name, words, requirements = wanted
+    got = _refusal(host.text)
+    if got is not None and got[0] != name:
+        if {got[0], name} <= _RESOLUTION:
+            should(
+                False,
+                "ORD-002",
+                f"call {call.step}: resolution refused for the {got[0]} refusal where the model "
+                f"refused for the {name} one first",
+            )
+            return
+        fail(
+            (*requirements, "ORD-001"),
+            f"call {call.step}: the {got[0]} refusal where the model's is the {name} one",
+        )
+    if name == "unknown":
+        if not host.text.startswith(model.text):
             fail(
-                ("MSG-007",),
+                requirements,
                 f"call {call.step}: the refusal does not name the unknown ids each once, lower "
                 "case, in order of first use, as the model does",
             )
         return
-    for words, requirements in _RULED_WORDS:
-        if text.startswith(words) and not host.text.startswith(words):
-            fail(requirements, f"call {call.step}: the refusal does not begin {words!r}")
+    if not host.text.startswith(words):
+        fail(requirements, f"call {call.step}: the refusal does not begin {words!r}")
 
 
 def dispositions(call: Call, host: CallResult, model: CallResult, held: Held) -> None:

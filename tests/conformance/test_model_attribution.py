@@ -18,7 +18,7 @@ from hypothesis import find, settings
 from conformance.host import CallResult
 from conformance.model import world
 from conformance.model.compare import Call, ruled_words
-from conformance.outcomes import RequirementError
+from conformance.outcomes import RequirementError, recording
 from tests.conformance.suite_runs import run_suite
 
 _FIRST, _SECOND = world.UNKNOWN_IDS
@@ -151,3 +151,37 @@ def test_the_ci_budget_finds_the_attribution_mutants_unaided(
     run = run_suite(tmp_path, "--host", f"mutant:{mutant}", "-k", "test_model")
     assert run.status == 1, f"the model check let {mutant} through"
     assert requirement in run.failed_requirements()
+
+
+_VAULT_FAILED = "the vault could not be read (offline)"
+_EMPTY = f"secret {_FIRST} has no notes"
+
+
+@pytest.mark.req("ORD-002")
+@pytest.mark.parametrize(
+    ("model_text", "host_text"),
+    [(_NAMED, _VAULT_FAILED), (_VAULT_FAILED, _NAMED), (_NAMED, _EMPTY)],
+    ids=["vault-failure-first", "unknown-id-first", "empty-field-first"],
+)
+def test_another_order_within_resolution_is_reported_not_failed(
+    model_text: str, host_text: str
+) -> None:
+    """The order among the refusals of resolution is a SHOULD (ORD-002): a host that names
+    another of them first is reported non-strict, and its message is not held to the model's."""
+    with recording("model") as record:
+        ruled_words(Call(5, "echo", True), _refused(host_text), _refused(model_text))
+    assert [requirement for requirement, _ in record.non_strict] == ["ORD-002"]
+
+
+@pytest.mark.req("ORD-001", "MSG-001")
+def test_another_order_across_steps_fails() -> None:
+    """A malformed candidate is refused before resolution (a MUST): naming an unknown id instead
+    fails the malformed refusal's rule and the order."""
+    with recording("model") as record, pytest.raises(RequirementError) as caught:
+        ruled_words(
+            Call(6, "echo", True),
+            _refused(_NAMED),
+            _refused("Malformed secret reference {{secret:...}}: the id is not a secret id"),
+        )
+    assert caught.value.requirements == ("MSG-001", "ORD-001")
+    assert record.non_strict == []
