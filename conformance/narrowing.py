@@ -70,7 +70,8 @@ def describe(config: Any, selection: Sequence[str] = ()) -> list[str]:
         Descriptions such as ``-k 'not gen-'``, in the order the options are checked.
 
     Raises:
-        ValueError: ``SECREF_MODEL_EXAMPLES`` is not a whole number of at least 1.
+        ValueError: ``SECREF_MODEL_EXAMPLES`` is not a whole number of at least 1, or
+            ``SECREF_MODEL_SEED`` is not a seed.
     """
 
     def option(name: str) -> Any:

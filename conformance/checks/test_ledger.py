@@ -203,13 +203,13 @@ def test_malformed_redacted_on_withheld_calls(
     host's scan for markers; when the host records it (decisions R6: either is allowed), its
     sanitizedArgs are redacted all the same. A host that does not record such calls has nothing
     here to judge (LEDG-006)."""
-    guarded = tool("guarded", HandlerKind.RECORDER, permission="tool.guarded")
     if stop == "kill-switch":
         host.need("control.kill")
         host.reset(config([make_secret(mint)], tools=(RECORDER,)))
         host.control().kill(RECORDER.name)
         host.invoke(RECORDER.name, _malformed_args(body, tail))
     else:
+        guarded = tool("guarded", HandlerKind.RECORDER, permission="tool.guarded")
         host.reset(config([make_secret(mint)], tools=(guarded,)))
         host.invoke(guarded.name, _malformed_args(body, tail))
     records = ledger_records(host.observe())

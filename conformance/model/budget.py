@@ -134,22 +134,32 @@ def shrink(
     return best, best_error
 
 
+def _whole_number(name: str, low: int, high: int | None, expected: str) -> int | None:
+    """Return the whole number the environment variable ``name`` holds, or ``None`` when unset.
+
+    Raises:
+        ValueError: the value is not a whole number from ``low`` to ``high`` (``None``: no
+            upper bound); the message names the variable, ``expected`` and the value.
+    """
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return None
+    try:
+        number = int(text)
+    except ValueError:
+        number = None
+    if number is None or number < low or (high is not None and number > high):
+        raise ValueError(f"{name} must be a whole number {expected}, not {text!r}")
+    return number
+
+
 def examples_asked() -> int | None:
     """Return the examples ``SECREF_MODEL_EXAMPLES`` asks for, or ``None`` when it is unset.
 
     Raises:
         ValueError: the value is not a whole number of at least 1 (the message names it).
     """
-    text = os.environ.get(EXAMPLES_ENV, "").strip()
-    if not text:
-        return None
-    try:
-        examples = int(text)
-    except ValueError:
-        examples = 0
-    if examples < 1:
-        raise ValueError(f"{EXAMPLES_ENV} must be a whole number of at least 1, not {text!r}")
-    return examples
+    return _whole_number(EXAMPLES_ENV, 1, None, "of at least 1")
 
 
 def seed_asked() -> int | None:
@@ -158,18 +168,7 @@ def seed_asked() -> int | None:
     Raises:
         ValueError: the value is not a whole number from 0 to 2**32 - 1 (the message names it).
     """
-    text = os.environ.get(SEED_ENV, "").strip()
-    if not text:
-        return None
-    try:
-        seed = int(text)
-    except ValueError:
-        seed = -1
-    if not 0 <= seed < SEED_BOUND:
-        raise ValueError(
-            f"{SEED_ENV} must be a whole number from 0 to {SEED_BOUND - 1}, not {text!r}"
-        )
-    return seed
+    return _whole_number(SEED_ENV, 0, SEED_BOUND - 1, f"from 0 to {SEED_BOUND - 1}")
 
 
 def narrowing() -> str | None:

@@ -275,11 +275,12 @@ def several() -> st.SearchStrategy[tuple[Item, ...]]:
 
 
 def _attribution() -> st.SearchStrategy[tuple[Item, ...]]:
-    """Two to four known references with one or two unknown ids among them, each at any place:
+    """Two to four known references (:func:`several`) with one or two unknown ids among them,
+    each at any place:
     first, in the middle or last; two unknown ids in either order, or one twice; now and then
     an unknown id in upper case, which the refusal names in lower case."""
 
-    def placed(drawn: tuple[list[Item], list[tuple[int, int, bool]]]) -> tuple[Item, ...]:
+    def placed(drawn: tuple[tuple[Item, ...], list[tuple[int, int, bool]]]) -> tuple[Item, ...]:
         known, unknown = drawn
         placed_members = list(known)
         for position, which, upper in unknown:
@@ -287,17 +288,12 @@ def _attribution() -> st.SearchStrategy[tuple[Item, ...]]:
             placed_members.insert(min(position, len(placed_members)), member)
         return tuple(placed_members)
 
-    known = st.lists(
-        _ref(st.sampled_from(("", "password", "username")), st.integers(0, 2)),
-        min_size=2,
-        max_size=4,
-    )
     unknown = st.lists(
         st.tuples(st.integers(0, 5), st.integers(0, 1), st.sampled_from((False, False, True))),
         min_size=1,
         max_size=2,
     )
-    return st.tuples(known, unknown).map(placed)
+    return st.tuples(several(), unknown).map(placed)
 
 
 def narrow() -> st.SearchStrategy[tuple[Item, ...]]:

@@ -126,23 +126,21 @@ def test_a_whole_run_with_a_small_campaign_is_never_plain_conformant(tmp_path: P
 
 
 @pytest.mark.usefixtures("full_model_budget")
-def test_a_budget_that_is_no_count_is_a_usage_error_before_any_check(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        (budget.EXAMPLES_ENV, "many", "must be a whole number of at least 1, not 'many'"),
+        (budget.SEED_ENV, "lucky", "must be a whole number from 0 to 4294967295, not 'lucky'"),
+    ],
+    ids=["examples", "seed"],
+)
+def test_a_bad_budget_value_is_a_usage_error_before_any_check(
+    tmp_path: Path, variable: str, value: str, said: str
+) -> None:
     """pytest refuses the run as a usage error; the console script's exit is a harness error."""
-    done, _ = console(tmp_path, "--requirements", SELECTION, env={budget.EXAMPLES_ENV: "many"})
+    done, _ = console(tmp_path, "--requirements", SELECTION, env={variable: value})
+    output = done.stdout + done.stderr
     assert done.returncode == 2, done.stdout[-2000:]
-    assert "no report was written (pytest exit status 4)" in done.stdout + done.stderr
-    assert f"{budget.EXAMPLES_ENV} must be a whole number of at least 1, not 'many'" in (
-        done.stdout + done.stderr
-    )
-    assert "passed" not in done.stdout
-
-
-@pytest.mark.usefixtures("full_model_budget")
-def test_a_seed_that_is_no_seed_is_a_usage_error_before_any_check(tmp_path: Path) -> None:
-    done, _ = console(tmp_path, "--requirements", SELECTION, env={budget.SEED_ENV: "lucky"})
-    assert done.returncode == 2, done.stdout[-2000:]
-    assert "no report was written (pytest exit status 4)" in done.stdout + done.stderr
-    assert f"{budget.SEED_ENV} must be a whole number from 0 to 4294967295, not 'lucky'" in (
-        done.stdout + done.stderr
-    )
+    assert "no report was written (pytest exit status 4)" in output
+    assert f"{variable} {said}" in output
     assert "passed" not in done.stdout
