@@ -601,6 +601,12 @@ class Detector:
         self._hardening = tuple((item, hardening_forms(item.value)) for item in self._guarded)
         self._replacements: list[tuple[str, str]] | None = None
         self._runs: dict[str, str] | None = None
+        self._flat = tuple(
+            (item, name, form) for item, forms in self._forms for name, form in forms.items()
+        )
+        # What ``find`` returned for each text: a sweep reads every surface from the host's last
+        # reset, so the same records and lines come back on every sweep of a long run.
+        self._found: dict[str, tuple[tuple[Guarded, str], ...]] = {}
 
     def __bool__(self) -> bool:
         return bool(self._guarded)
@@ -612,12 +618,11 @@ class Detector:
 
     def find(self, text: str) -> list[tuple[Guarded, str]]:
         """Return (value, form name) for every required form of every value in ``text``."""
-        return [
-            (item, name)
-            for item, forms in self._forms
-            for name, form in forms.items()
-            if form in text
-        ]
+        found = self._found.get(text)
+        if found is None:
+            found = tuple((item, name) for item, name, form in self._flat if form in text)
+            self._found[text] = found
+        return list(found)
 
     def find_hardening(self, text: str) -> list[tuple[Guarded, str]]:
         """Return (value, form name) for every hardening form of every value in ``text``."""
