@@ -43,6 +43,9 @@ FIELD_REQUIREMENTS: Final[Mapping[str, tuple[str, ...]]] = {
 #: Dispositions of a reference-free call that only the host's usual rules decide (APPR-013).
 _USUAL: Final = frozenset({"ALLOWED", "APPROVED_ALWAYS", "APPROVED_PROVIDER", "APPROVED_SESSION"})
 
+#: Dispositions of a call that ran.
+_RAN: Final = frozenset({"APPROVED_ONCE", *_USUAL})
+
 #: Dispositions of a call withheld by the kill-switch or RBAC: their record is EITHER (LEDG-006).
 WITHHELD_TOOL: Final = frozenset({"KILL_SWITCHED", "RBAC_DENIED"})
 
@@ -60,6 +63,7 @@ class Call:
         prompted: Whether the model showed a prompt for it.
         events: The controls applied while its prompt was open, in order, as ``(op, target)``.
         answer: The operator's answer's wire name.
+        short: Whether its argument text is within :data:`KEPT_CHARS`.
     """
 
     step: int
@@ -68,6 +72,15 @@ class Call:
     prompted: bool = False
     events: list[tuple[str, str]] = field(default_factory=list)
     answer: str = ""
+    short: bool = True
+
+
+#: How much of a call's arguments the reference host keeps in a prompt and in ``sanitizedArgs``
+#: (LEDG-022). The bound is the reference host's own: another host may keep longer arguments
+#: whole, or cut them elsewhere with other words, so for a call whose arguments are longer the
+#: two texts are not compared (the sweep still reads them, and the targeted checks of long
+#: arguments judge them).
+KEPT_CHARS: Final = 10_000
 
 
 @dataclass(slots=True)
@@ -270,6 +283,10 @@ def dispositions(call: Call, host: CallResult, model: CallResult, held: Held) ->
         fail(
             ("LEDG-008", "MCP-006"), f"{where}: isError {host.is_error}, the model {model.is_error}"
         )
+    if host.disposition == "POLICY_DENIED" and model.disposition in _RAN:
+        # A DENY the model's rules do not have: a rule applied to a tool or provider it was not
+        # saved for, whether or not the call carries a reference (POL-004).
+        fail(("POL-004",), f"{where}: refused by a DENY the model's rules do not have: {pair}")
     ids = reasons(model.disposition, model.text, call)
     if host.disposition in ("APPROVED_ONCE", "ALLOWED") and model.disposition not in _USUAL:
         ids = (*ids, "SUBST-004") if model.disposition == "SECRET_UNRESOLVED" else ids
@@ -304,7 +321,9 @@ def prompts(
             fail("APPR-002", f"{where}: the prompt's descriptors are not the model's")
         if theirs.get("secretRefs") and _risk(mine) < _RISKS.index("HIGH"):
             fail("APPR-003", f"{where}: a secret-bearing prompt's risk is below HIGH")
-        if not _same_text(mine.get("arguments"), theirs.get("arguments"), exact_raw):
+        if (call is None or call.short) and not _same_text(
+            mine.get("arguments"), theirs.get("arguments"), exact_raw
+        ):
             fail("APPR-004", f"{where}: the prompt does not show the arguments as written")
 
 
@@ -391,6 +410,8 @@ def ledger(
         if theirs.get("approvalDisposition") in WITHHELD_TOOL:
             held.take("LEDG-006", "recorded", f"{where}: a withheld call was")
         for name, key in _RECORD_FIELDS:
+            if name == "sanitizedArgs" and call is not None and not call.short:
+                continue
             got, want = mine.get(name), theirs.get(name)
             if name == "secretRefs":
                 got, want = list(got or ()), list(want or ())

@@ -14,12 +14,13 @@ Hypothesis prints the shrunk steps as the reproducer; steps hold ids and labels,
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import queue
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
@@ -34,7 +35,14 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from conformance.canary import CallRecord, Detector, Mint, guarded_values, visible_surfaces
+from conformance.canary import (
+    CallRecord,
+    Detector,
+    Guarded,
+    Mint,
+    guarded_values,
+    visible_surfaces,
+)
 from conformance.host import Answer, CallResult, Control, HostConfig, HostUnderTest, PendingCall
 from conformance.hosts.subprocess import SubprocessHost
 from conformance.model import compare, controls, world
@@ -49,7 +57,7 @@ from conformance.model.budget import (
 )
 from conformance.model.compare import Call, Held
 from conformance.model.controls import Action
-from conformance.outcomes import LeakError, RequirementError, SuiteError, accept, should
+from conformance.outcomes import LeakError, RequirementError, SuiteError, accept, fail, should
 from conformance.scenario import (
     CONTROL_CAPABILITIES,
     WAIT_SECONDS,
@@ -72,6 +80,12 @@ ANSWERS: Final = (
 )
 #: The answers that approve a call.
 APPROVING: Final = tuple(answer for answer in ANSWERS if answer is not Answer.DENY)
+
+#: The permission a user needs to use references at all.
+READ: Final = "secret.read"
+
+#: The result cap (decisions R6.1): no text the agent reads is longer, a failure's included.
+RESULT_CAP: Final = 150_000
 
 Method = TypeVar("Method", bound=Callable[..., None])
 
@@ -228,6 +242,11 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             self.open: list[_Open] = []
             self.cursors = (_Cursor(), _Cursor())
             self.config: HostConfig | None = None
+            self.detector = Detector(())
+            self.own_message = Detector(())
+            self.batched = False
+            self.failure_text: str | None = None
+            self.user: tuple[bool, tuple[str, ...]] = (False, ())
             self.short = False
             self.steps = 0
             self.calls: list[tuple[str, CallResult]] = []
@@ -239,19 +258,76 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 absent="vault.absent" in capabilities,
                 failing="vault.failing" in capabilities,
                 store_failing="policy.store-failing" in capabilities,
+                failure_message="vault.failure-message" in capabilities,
             ),
+            probe=world.probes(),
             before=st.lists(actions, max_size=2).map(tuple),
         )
         @_traced
-        def configure(self, setup: world.Setup, before: tuple[Action, ...]) -> None:
-            """Configure both hosts afresh with one drawn configuration, then apply ``before``:
-            the controls a host meets before its first call."""
-            self.config = setup.config(Mint())
+        def configure(
+            self, setup: world.Setup, probe: world.Probe, before: tuple[Action, ...]
+        ) -> None:
+            """Configure both hosts afresh with one drawn configuration, make the calls of
+            ``probe``, then apply ``before``: the controls a host meets before its first call."""
+            mint = Mint()
+            self.failure_text = setup.failure_text(mint)
+            self.config = setup.config(mint, self.failure_text)
+            self.detector = Detector(guarded_values(self.config.secrets))
+            if self.failure_text is not None:
+                own = Guarded("the vault failure's own message", self.failure_text)
+                self.own_message = Detector((own,))
             self.short = setup.short_timeout
+            self.user = (setup.admin, setup.permissions)
             context.host.reset(self.config)
             context.model.reset(self.config)
+            self._probe(probe)
             for action in before:
                 self._control(action)
+
+        def _probe(self, probe: world.Probe) -> None:
+            """Walk the open alphabets a little further in each example, so that the CI budget
+            meets every name of both, in calls the comparison judges like any other:
+
+            - four calls, each with one reference naming a field the contract does not have,
+              the next four of :data:`world.UNKNOWN_FIELDS` from ``probe.fields``: each is
+              malformed whatever the field is called (decisions R1.2);
+            - a DENY saved for ``send_mail`` (:data:`world.RULED`), then calls to three of the
+              tools registered under its near names, from ``probe.names``, each approved at
+              once: a tool keeps its own rule whatever its name is close to (POL-004);
+            - a call of ``probe.count`` references (256, 17, 33 or 65, :func:`world.many`)
+              to the echo, whose result holds the passwords more than 500 times with 256, in
+              the raw arguments and four forms; and one to the thrower, whose failure text
+              quotes them all, with 256 followed by a filler past the result cap: counts past
+              any plausible fixed limit, and a failure text longer than the cap, through scrub
+              and cap (decisions R5, R6.1);
+            - a call with both unknown ids among three known references, one of them between
+              two, in the order opposite to the sorted one (:func:`world.attribution`): all or
+              nothing, and the ids named in order of first use (INV2, MSG-007).
+
+            Ten calls an example walk the 64 fields and the 24 names from a drawn start (the
+            first example from the first of each), and make the calls of many and the
+            attribution call in each.
+            Drawn as rules of their own, Hypothesis now and then spent most of a run's steps
+            on one of them, and the other rules met too few calls.
+            """
+            with self._batch():
+                for number in range(4):
+                    name = world.UNKNOWN_FIELDS[(probe.fields + number) % len(world.UNKNOWN_FIELDS)]
+                    member = world.Item("malformed", probe.secret, name)
+                    self._invoke(world.RECORDER_NAME, (member,), Plan("at-once", Answer.APPROVE))
+                if sees["control.save-rule"]:
+                    self._control(("save_rule", "tool", world.RULED.name, "DENY"))
+                members = (world.Item("ref", probe.secret),) if probe.bearing else ()
+                for number in range(3):
+                    name = world.TWIN_NAMES[(probe.names + number) % len(world.TWIN_NAMES)]
+                    self._invoke(name, members, Plan("at-once", Answer.APPROVE))
+                echoed = world.many(probe.count, probe.offset, filler=False)
+                self._invoke(world.ECHO_NAME, echoed, Plan("at-once", Answer.APPROVE))
+                long = probe.count == world.MANY_COUNTS[0]
+                quoted = world.many(probe.count, probe.offset, filler=long)
+                self._invoke(world.THROWER_NAME, quoted, Plan("at-once", Answer.APPROVE))
+                attribution = world.attribution(probe.unknown_at, probe.secret)
+                self._invoke(world.RECORDER_NAME, attribution, Plan("at-once", Answer.APPROVE))
 
         # --- steps --------------------------------------------------------------------------
 
@@ -277,7 +353,9 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
         ) -> None:
             """Make a call with several references whose open prompt meets one of the fence's
             controls, then approve it: the moment a fence fault shows, drawn on purpose rather
-            than left to a mixed draw (decisions R3.4)."""
+            than left to a mixed draw (decisions R3.4). A user who lost ``secret.read`` earlier
+            in the example gets it back first, so that the call reaches its prompt."""
+            self._may_read()
             self._invoke(tool, members, Plan("acting", answer, (action,)))
 
         @precondition(lambda _self: bool(grants))
@@ -293,9 +371,20 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
         ) -> None:
             """Grant the tool a trust (session trust, YOLO, an ALLOW rule), then call it with
             usernames only, one reference, or two fields of one secret: a secret-bearing call
-            is asked whatever the trust (decisions R3.1, R3.2)."""
+            is asked whatever the trust (decisions R3.1, R3.2). A user who lost
+            ``secret.read`` gets it back first, as for a fenced call."""
+            self._may_read()
             self._control(controls.GRANTS[grant](tool))
             self._invoke(tool, members, plan)
+
+        def _may_read(self) -> None:
+            """Give the user ``secret.read`` back where a control took it (and the host lets the
+            suite set permissions): the fence's lost-permission control, drawn often, would
+            otherwise leave most of an example's later calls refused before their prompt."""
+            admin, permissions = self.user
+            if READ in permissions or not sees["control.set-permissions"]:
+                return
+            self._control(("set_permissions", admin, (READ, *permissions)))
 
         def _invoke(self, tool: str, members: tuple[world.Item, ...], plan: Plan) -> None:
             if self.held.off_model:
@@ -307,7 +396,11 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             self.steps += 1
             args = world.arguments(members)
             call = Call(
-                self.steps, tool, world.carries_reference(members), answer=plan.answer.value
+                self.steps,
+                tool,
+                world.carries_reference(members),
+                answer=plan.answer.value,
+                short=len(args) <= compare.KEPT_CHARS,
             )
             if plan.when == "held":
                 self._start_held(call, tool, args)
@@ -319,6 +412,10 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             outcome = context.host.invoke(tool, args, host_op)
             model_outcome = model_pending.result(WAIT_SECONDS)
             call.prompted = model_op.opened.is_set()
+            if call.prompted:
+                # The operator applied the plan's controls while the prompt was open.
+                for action in plan.actions:
+                    self._noted(action)
             self._finished(call, outcome, model_outcome)
 
         def _start_held(self, call: Call, tool: str, args: str) -> None:
@@ -340,6 +437,18 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 operator.answers.put(Answer.DENY)
             self._compare(call)
             self.held.off_model = True
+
+        @contextlib.contextmanager
+        def _batch(self) -> Iterator[None]:
+            """Compare each call of a step of several calls, and sweep the surfaces once, after
+            the last: a sweep reads every surface from the start of the example."""
+            self.batched = True
+            try:
+                yield
+            finally:
+                self.batched = False
+            if not self.held.off_model:
+                self._sweep(context.host.observe())
 
         # No rule's availability turns on what the hosts did: which prompts are open is the
         # hosts' doing (their timing included), and Hypothesis requires the same draws to meet
@@ -384,12 +493,18 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             (with none held, it is a plain control)."""
             self._control(action)
 
+        def _noted(self, action: Action) -> None:
+            """Keep the user's permissions as the last control applied left them."""
+            if action[0] == "set_permissions":
+                self.user = (action[1], tuple(action[2]))
+
         def _control(self, action: Action) -> None:
             failing = self.config is not None and self.config.policy_store == "failing"
             if failing and action[0] == "save_rule":
                 return
             controls.apply(context.host.control(), action)
             controls.apply(context.model.control(), action)
+            self._noted(action)
             for entry in self.open:
                 entry.call.events.append(controls.event(action))
             self._compare(None)
@@ -398,6 +513,14 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
 
         def _finished(self, call: Call, host: CallResult, model: CallResult) -> None:
             self.calls.append((call.tool, host))
+            # Over MCP the text items are read joined by newlines, which the cap does not count
+            # (decisions R9): there the MCP checks judge the cap (MCP-005).
+            if exact_raw and len(host.text) > RESULT_CAP:
+                fail(
+                    "CAP-001",
+                    f"call {call.step} to {call.tool}: the agent read {len(host.text)} "
+                    f"characters, over the cap of {RESULT_CAP}",
+                )
             compare.dispositions(call, host, model, self.held)
             if (
                 call.bearing
@@ -450,7 +573,8 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                     exact_raw=exact_raw,
                 )
                 ours.records, model_cursor.records = len(host_records), len(model_records)
-            self._sweep(mine)
+            if not self.batched:
+                self._sweep(mine)
 
         def _off_model(self) -> bool:
             return self.held.off_model
@@ -458,13 +582,22 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
         def _sweep(self, seen: Any) -> None:
             assert self.config is not None
             records = [CallRecord(t, r.text, r.is_error, r.disposition) for t, r in self.calls]
-            found = Detector(guarded_values(self.config.secrets)).sweep(
+            found = self.detector.sweep(
                 records, seen, scrubbing=scrubbing_of(self.config), visible=visible
             )
             if found.leaks:
                 first = found.leaks[0]
                 ids = tuple(dict.fromkeys(r for f in found.leaks for r in f.requirements))
                 raise LeakError(ids, f"step {self.steps}: value leaked: {first.describe()}")
+            if self.own_message:
+                # Only a kind of failure may reach a refusal, never the failure's own message.
+                shown = self.own_message.sweep(records, seen, visible=visible)
+                if shown.leaks:
+                    fail(
+                        "MSG-009",
+                        f"step {self.steps}: the vault failure's own message reached a surface: "
+                        f"{shown.leaks[0].describe()}",
+                    )
 
         def teardown(self) -> None:
             """Let every held prompt go, denied, and wait for its call."""

@@ -16,13 +16,24 @@ from typing import Any, Final
 
 from hypothesis import strategies as st
 
-from conformance.alphabets import near_names
+from conformance.alphabets import (
+    KNOWN_VAULT_FAILURES,
+    near_names,
+    unknown_fields,
+    vault_failure_kinds,
+)
 from conformance.canary import Kind, Mint
-from conformance.host import HostConfig, SecretSpec, ToolSpec
+from conformance.host import HandlerKind, HostConfig, SecretSpec, ToolSpec
 from conformance.scenario import ECHO, PROVIDER, RECORDER, THROWER, args_json, make_secret, tool
 
 #: The vault's ids: fixed, so that a printed reproducer runs again as it reads.
 SECRET_IDS: Final = tuple(f"5ec4e7a{n}-0000-4000-8000-00000000000{n}" for n in range(3))
+
+#: Thirteen more entries every configuration holds, plain and with notes, which only calls of
+#: many references name: with the first three, sixteen secrets, so that such a call names more
+#: than sixteen different values (a password and a username of each).
+WIDE_IDS: Final = tuple(f"5ec4e7b{n:x}-0000-4000-8000-0000000000{n:02x}" for n in range(13))
+ALL_IDS: Final = SECRET_IDS + WIDE_IDS
 
 #: Ids no vault the check configures holds. Two, and the second sorts before the first, so that
 #: a call naming both in the drawn order tells the order of first use from a sorted one.
@@ -31,8 +42,11 @@ UNKNOWN_IDS: Final = (
     "0badc0de-0000-4000-8000-00000000dead",
 )
 
-#: The echoing tool's name.
+#: The echoing tool's name, the recorder's, and that of the tool that fails quoting its
+#: arguments.
 ECHO_NAME: Final = ECHO.name
+RECORDER_NAME: Final = RECORDER.name
+THROWER_NAME: Final = THROWER.name
 
 #: A second provider, so that a provider rule covers some tools and not others.
 OTHER_PROVIDER: Final = "plugin.other"
@@ -50,9 +64,39 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (RECORDER, ECHO, THROWER, AUX, GATED)
 TOOL_NAMES: Final = tuple(spec.name for spec in TOOLS)
 UNREGISTERED: Final = near_names(RECORDER.name, 1)[0]
 
+#: A tool only the probe's calls meet, which holds a DENY in every example that can save one,
+#: and echo tools registered beside it under its near names, from the open alphabet of
+#: :func:`conformance.alphabets.near_names`: four differ from it in case only, others by a
+#: separator, a letter or a prefix, so that a host that looks a rule up by a folded or loose
+#: name gives one of them the DENY (POL-004). The rule is for this tool alone, so it changes
+#: nothing the other steps meet.
+RULED: Final = tool("send_mail", HandlerKind.ECHO)
+TWIN_NAMES: Final = near_names(RULED.name, 24)
+TWINS: Final = tuple(tool(name, HandlerKind.ECHO) for name in TWIN_NAMES)
+
 #: The tools a call names, the plain recorder likeliest, now and then one never registered.
 CALLED: Final = (RECORDER.name,) * 5 + (ECHO.name, ECHO.name, THROWER.name, AUX.name, AUX.name)
 CALLED_RARELY: Final = (GATED.name, UNREGISTERED)
+
+#: The kinds of vault failure a configuration draws: the protocol's examples, then an open
+#: alphabet of others (:func:`conformance.alphabets.vault_failure_kinds`), so that a host that
+#: knows a few kinds and mishandles the rest meets one it does not know.
+FAILURE_KINDS: Final = KNOWN_VAULT_FAILURES + vault_failure_kinds(29)
+
+#: The fields a reference may not name, from the open alphabet of
+#: :func:`conformance.alphabets.unknown_fields`: the words credential stores use, every small
+#: edit of the three real names, and random words.
+UNKNOWN_FIELDS: Final = unknown_fields(64)
+
+#: How many references a call of many holds: 256, with which the echo's result holds the
+#: passwords more than 500 times (the raw arguments and four forms), then past 16, 32 and 64.
+#: The first is the simplest draw, so the run's first example holds it; with it, the thrower's
+#: call also carries a filler past the result cap (which costs most over MCP).
+MANY_COUNTS: Final = (256, 17, 33, 65)
+
+#: The length of the filler a long call carries: past the result cap (decisions R6.1), so that
+#: a result or a failure text quoting it must be cut.
+FILLER_CHARS: Final = 150_000 + 5_000
 
 #: The tools a fenced call names: both of the provider whose rules the fence's controls move.
 FENCED: Final = (RECORDER.name, ECHO.name)
@@ -89,6 +133,8 @@ class Setup:
         short_timeout: Whether the approval timeout is :data:`SHORT_TIMEOUT_S`.
         pending_limit: The pending-prompt limit.
         store_failing: Whether saving a rule fails to persist.
+        failure_message: Whether a failing vault's own message is a fresh canary (the host
+            announced ``vault.failure-message``), which no surface may show (MSG-009).
     """
 
     secrets: tuple[tuple[bool, bool], ...]
@@ -99,25 +145,35 @@ class Setup:
     short_timeout: bool
     pending_limit: int
     store_failing: bool
+    failure_message: bool = False
 
-    def config(self, mint: Mint) -> HostConfig:
-        """Return the configuration, its secrets fresh canaries from ``mint``."""
+    def failure_text(self, mint: Mint) -> str | None:
+        """Return a failing vault's own message, a fresh canary, or ``None``."""
+        if not (self.failure_message and self.vault.startswith("failing:")):
+            return None
+        return "connection reset by peer: " + mint.canary(Kind.PLAIN, "vault-failure").value
+
+    def config(self, mint: Mint, failure_text: str | None = None) -> HostConfig:
+        """Return the configuration, its secrets fresh canaries from ``mint`` and a failing
+        vault's own message ``failure_text``."""
         secrets: list[SecretSpec] = [
             make_secret(
                 mint, secret_id=sid, notes=not empty, kind=Kind.SPACED if spaced else Kind.PLAIN
             )
             for sid, (empty, spaced) in zip(SECRET_IDS, self.secrets, strict=False)
         ]
+        secrets.extend(make_secret(mint, secret_id=sid) for sid in WIDE_IDS)
         return HostConfig(
             secrets=tuple(secrets),
             vault=self.vault,
             policy=_policy_object(self.policy),
             admin=self.admin,
             permissions=self.permissions,
-            tools=TOOLS,
+            tools=(*TOOLS, RULED, *TWINS),
             approval_timeout_s=SHORT_TIMEOUT_S if self.short_timeout else LONG_TIMEOUT_S,
             pending_limit=self.pending_limit,
             policy_store="failing" if self.store_failing else "working",
+            vault_failure_message=failure_text,
         )
 
 
@@ -156,23 +212,31 @@ def _policy_items() -> st.SearchStrategy[tuple[str, Any]]:
     )
 
 
-def setups(*, absent: bool, failing: bool, store_failing: bool) -> st.SearchStrategy[Setup]:
+def _vault(state: str) -> st.SearchStrategy[str]:
+    if state != "failing":
+        return st.just(state)
+    return st.sampled_from(FAILURE_KINDS).map(lambda kind: f"failing:{kind}")
+
+
+def setups(
+    *, absent: bool, failing: bool, store_failing: bool, failure_message: bool = False
+) -> st.SearchStrategy[Setup]:
     """Return configurations using only what the host announced.
 
     Args:
         absent: The host can be built without a vault (``vault.absent``).
-        failing: Its vault can be made to fail (``vault.failing``).
+        failing: Its vault can be made to fail (``vault.failing``), with any kind of failure.
         store_failing: Its policy store can be made to fail (``policy.store-failing``).
+        failure_message: A failing vault's own message can be chosen
+            (``vault.failure-message``).
     """
-    vaults = (
-        ["present"] * 10 + (["absent"] if absent else []) + (["failing:offline"] if failing else [])
-    )
+    vaults = ["present"] * 6 + (["absent"] if absent else []) + (["failing"] if failing else [])
     return st.builds(
         Setup,
         secrets=st.lists(
             st.tuples(st.sampled_from((False, False, True)), st.booleans()), min_size=3, max_size=3
         ).map(tuple),
-        vault=st.sampled_from(vaults),
+        vault=st.sampled_from(vaults).flatmap(_vault),
         # Most runs keep the default policy, so that most calls get as far as their prompt.
         policy=st.one_of(
             st.none(), st.none(), st.none(), st.lists(_policy_items(), max_size=3).map(tuple)
@@ -189,7 +253,12 @@ def setups(*, absent: bool, failing: bool, store_failing: bool) -> st.SearchStra
         ),
         short_timeout=st.sampled_from((False, False, True)),
         pending_limit=st.integers(1, 3),
-        store_failing=st.booleans() if store_failing else st.just(False),
+        # A store that cannot save makes every saved rule of the example, the fence's saved
+        # DENY among them, fail: one configuration in four.
+        store_failing=(
+            st.sampled_from((False, False, False, True)) if store_failing else st.just(False)
+        ),
+        failure_message=st.just(failure_message),
     )
 
 
@@ -201,9 +270,11 @@ class Item:
     """One argument member: a reference, an unknown id, a look-alike, or a plain value.
 
     Attributes:
-        kind: ``"ref"``, ``"unknown"``, ``"lookalike"``, ``"malformed"`` or ``"plain"``.
+        kind: ``"ref"``, ``"unknown"``, ``"lookalike"``, ``"malformed"``, ``"plain"`` or
+            ``"filler"`` (:data:`FILLER_CHARS` characters).
         secret: The index of the vault id a reference names.
-        field: The field it names (``""`` for none).
+        field: The field it names (``""`` for none); for a malformed member, a field the
+            contract does not have (:data:`UNKNOWN_FIELDS`), or ``""`` for the fixed shapes.
         upper: Whether the id is written in upper case.
         shape: Which look-alike, or where a plain value sits.
     """
@@ -267,6 +338,74 @@ def _two_fields() -> st.SearchStrategy[tuple[Item, ...]]:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """Where an example's walk of the open alphabets starts, and how its calls of many
+    references and its attribution call are made, printed in its first step.
+
+    Attributes:
+        fields: The index in :data:`UNKNOWN_FIELDS` of the first of four fields.
+        names: The index in :data:`TWIN_NAMES` of the first of three tool names.
+        secret: Which of the first three secrets the probe's references name.
+        bearing: Whether the calls to those tools carry a reference.
+        count: How many references each call of many holds (:data:`MANY_COUNTS`).
+        offset: The secret the calls of many name first (:func:`many`).
+        unknown_at: Where the attribution call's first unknown id stands among its three
+            known references (:func:`attribution`).
+    """
+
+    fields: int
+    names: int
+    secret: int
+    bearing: bool
+    count: int
+    offset: int
+    unknown_at: int
+
+
+def probes() -> st.SearchStrategy[Probe]:
+    """Return where an example's walk of the open alphabets starts, and its calls of many."""
+    return st.builds(
+        Probe,
+        fields=st.integers(0, len(UNKNOWN_FIELDS) - 1),
+        names=st.integers(0, len(TWIN_NAMES) - 1),
+        secret=st.integers(0, 2),
+        bearing=st.booleans(),
+        count=st.sampled_from(MANY_COUNTS),
+        offset=st.integers(0, len(ALL_IDS) - 1),
+        unknown_at=st.integers(0, 2),
+    )
+
+
+def attribution(unknown_at: int, secret: int) -> tuple[Item, ...]:
+    """Return three known references with both unknown ids among them: the first at
+    ``unknown_at`` (first, second or third), the second after the next known reference, so
+    that one stands between known references whatever ``unknown_at`` is, and the two are
+    listed in the order opposite to the sorted one (:data:`UNKNOWN_IDS`). A host that looks
+    up only some references, or names the ids sorted, is told from one that does neither on
+    the first such call, not when the dice fall right."""
+    known = [Item("ref", secret=(secret + n) % 3, field=("", "username")[n % 2]) for n in range(3)]
+    members = [*known[:unknown_at], Item("unknown", 0), known[unknown_at], Item("unknown", 1)]
+    return (*members, *known[unknown_at + 1 :])
+
+
+def many(count: int, offset: int, *, filler: bool) -> tuple[Item, ...]:
+    """Return ``count`` references for a call of many: each of the sixteen secrets in turn
+    from ``offset``, with the password (plainly named the first time round), then the
+    username, then the password by name, so that a call of more than sixteen references names
+    more than sixteen different values and the first and the seventeenth always differ;
+    ``filler`` adds :data:`FILLER_CHARS` plain characters after the references."""
+    fields = ("", "username", "password")
+    wide = len(ALL_IDS)
+    members = [
+        Item("ref", secret=(offset + number) % wide, field=fields[(number // wide) % 3])
+        for number in range(count)
+    ]
+    if filler:
+        members.append(Item("filler"))
+    return tuple(members)
+
+
 def several() -> st.SearchStrategy[tuple[Item, ...]]:
     """Return two to four references, of any secrets, each a password or a username: fields
     every drawn secret holds, so that the call gets as far as its prompt."""
@@ -313,7 +452,9 @@ def members() -> st.SearchStrategy[tuple[Item, ...]]:
     call, one of several, two fields of one secret, usernames only, and unknown ids among known
     references. A fault that shows only with two or more references, only when every reference
     is a username, or only when an unknown id sits between known ones or follows another, is
-    then met within a few calls, not left to the odds of a mixed draw.
+    then met within a few calls, not left to the odds of a mixed draw. Calls of many
+    references, fields and tool names from open alphabets, and an attribution call that tells
+    first use from sorted order are made at the start of each example (:class:`Probe`).
     """
     any_field = st.sampled_from(FIELDS)
     any_secret = st.integers(0, 2)
@@ -343,7 +484,7 @@ def _reference(secret_id: str, field: str) -> str:
 def item_text(item: Item) -> Any:
     """Return the JSON value one member holds."""
     if item.kind == "ref":
-        sid = SECRET_IDS[item.secret]
+        sid = ALL_IDS[item.secret]
         return _reference(sid.upper() if item.upper else sid, item.field)
     if item.kind == "unknown":
         unknown = UNKNOWN_IDS[item.secret % 2]
@@ -351,7 +492,11 @@ def item_text(item: Item) -> Any:
     if item.kind == "lookalike":
         return _LOOKALIKES[item.shape] % SECRET_IDS[item.secret]
     if item.kind == "malformed":
+        if item.field not in FIELDS:
+            return _reference(SECRET_IDS[item.secret], item.field)
         return ("{{secret:not-a-uuid}}", "{{secret:" + SECRET_IDS[0] + ".totp}}")[item.shape % 2]
+    if item.kind == "filler":
+        return "z" * FILLER_CHARS
     return ("plain", 1.50, ["a", {"b": None}], 'héllo \\ "quoted"')[item.shape % 4]
 
 

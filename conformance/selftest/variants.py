@@ -61,6 +61,17 @@ def descriptors_in_schema(extra: Callable[[Any], str]) -> Callable[[Any], Any]:
     return transform
 
 
+def kept_whole(original: Callable[..., str]) -> Callable[..., str]:
+    """Keep the arguments a prompt and ``sanitizedArgs`` show whole, however long: the bound of
+    10,000 characters is the reference host's own (LEDG-022), which no other host must copy."""
+
+    def sanitize_arguments(raw: str, limit: int = 0, *, marked: bool | None = None) -> str:
+        del limit
+        return str(original(raw, 1 << 62, marked=marked))
+
+    return sanitize_arguments
+
+
 #: The prefix the official TypeScript SDK's ``McpError`` writes before a message.
 SDK_PREFIX: Final = f"MCP error {REFUSAL_CODE}: "
 
@@ -101,6 +112,15 @@ VARIANTS: Final[tuple[Variant, ...]] = (
             (_POLICY, "Rules.save_tool_rule", save_keeps_stamp("_tool_stamps")),
             (_POLICY, "Rules.save_provider_rule", save_keeps_stamp("_provider_stamps")),
         ),
+        via="driver",
+    ),
+    Variant(
+        "arguments-kept-whole",
+        ("APPR-004", "LEDG-004"),
+        "A prompt and sanitizedArgs show the arguments whole however long they are, where the "
+        "reference host keeps 10,000 characters: that bound is the reference host's own "
+        "(LEDG-022), which R6.2 does not ask of another host.",
+        (("reference_impl._registry", "sanitize_arguments", kept_whole),),
         via="driver",
     ),
 )
