@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import queue
 import sys
 import threading
@@ -45,7 +46,7 @@ from conformance.canary import (
 )
 from conformance.host import Answer, CallResult, Control, HostConfig, HostUnderTest, PendingCall
 from conformance.hosts.subprocess import SubprocessHost
-from conformance.model import compare, controls, world
+from conformance.model import MODEL_PATH_ENV, compare, controls, world
 from conformance.model.budget import (
     CI_SEED,
     SHRINK_BUDGET_S,
@@ -624,6 +625,21 @@ _SURFACES: Final = (
 )
 
 
+def model_command() -> list[str]:
+    """Return the command that starts the model: the reference driver, in a process of its own
+    so that nothing patched into this process (a mutant under self-test) reaches it, and from
+    the unmutated copy :data:`MODEL_PATH_ENV` names, when set, so that no mutant written into
+    the judged copy (mutation testing) does."""
+    where = os.environ.get(MODEL_PATH_ENV)
+    if not where:
+        return [sys.executable, "-m", "reference_impl.driver"]
+    start = (
+        "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
+        "runpy.run_module('reference_impl.driver', run_name='__main__', alter_sys=True)"
+    )
+    return [sys.executable, "-c", start, where]
+
+
 def run_model(host: RecordingHost, *, verdict_only: bool = False) -> Context:
     """Run the model check against ``host``; raise the first divergence, shrunk.
 
@@ -635,9 +651,7 @@ def run_model(host: RecordingHost, *, verdict_only: bool = False) -> Context:
         What the run shared, with every EITHER alternative the host took.
     """
     chosen_settings, chosen_seed = budget(verdict_only)
-    # The model is the reference driver in a process of its own, so that nothing patched into
-    # this process (a mutant under self-test) reaches it.
-    model = SubprocessHost([sys.executable, "-m", "reference_impl.driver"])
+    model = SubprocessHost(model_command())
     context = Context(host, model, seed=chosen_seed)
     machine = seed(CI_SEED if chosen_seed is None else chosen_seed)(machine_for(context))
     run: Callable[..., None] = run_state_machine_as_test

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from conformance.model import MODEL_DIR, MODEL_PATH_ENV
 from conformance.selftest.mutation_draw import Mutant
 
 #: Seconds one mutant's suite run may take. An unmutated in-process run takes 10 to 20 s on a
@@ -131,11 +132,20 @@ class Scratch:
 
     root: Path
 
+    @property
+    def model(self) -> Path:
+        """The directory holding an unmutated ``reference_impl`` for the model check's model."""
+        return self.root / MODEL_DIR
+
     def env(self) -> dict[str, str]:
-        """The environment a suite run needs so that it imports the scratch copy first."""
+        """The environment a suite run needs so that it imports the scratch copy first, and
+        the model check's model (the reference driver) runs from the unmutated copy, where
+        there is one."""
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(self.root), env.get("PYTHONPATH", "")])
         env["PYTHONDONTWRITEBYTECODE"] = "1"
+        if (self.model / "reference_impl").is_dir():
+            env[MODEL_PATH_ENV] = str(self.model)
         return env
 
 
@@ -169,6 +179,14 @@ def make_scratch(source_root: Path, into: Path) -> Scratch:
             into / package,
             ignore=shutil.ignore_patterns("__pycache__"),
         )
+    # The model check compares the host with the reference driver; judging a mutant, that model
+    # must be the unmutated host, or a mutant that breaks the model ends the run as a harness
+    # error, which would count as a kill.
+    shutil.copytree(
+        source_root / "reference_impl",
+        into / MODEL_DIR / "reference_impl",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     scratch = Scratch(into)
     check_imports(scratch)
     return scratch

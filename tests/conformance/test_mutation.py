@@ -419,3 +419,28 @@ def test_self_check_refuses_an_mcp_run_that_fails_the_unmutated_host(
     problem = mutation_judge.self_check(mutation_judge.Scratch(tmp_path), 120.0)
     assert problem is not None
     assert "over MCP" in problem
+
+
+def test_a_scratch_copy_keeps_an_unmutated_model(tmp_path: Path) -> None:
+    """The model check's model runs from a copy no mutant is written into: a mutant that breaks
+    the reference driver on some input must fail the host's checks, not end the run as a
+    harness error (which would count as a kill)."""
+    from conformance.model import MODEL_PATH_ENV
+
+    scratch = mutation_judge.make_scratch(REPO, tmp_path)
+    assert (scratch.model / "reference_impl" / "driver.py").is_file()
+    env = scratch.env()
+    assert env[MODEL_PATH_ENV] == str(scratch.model)
+    assert scratch.model != scratch.root
+
+
+def test_the_model_command_names_the_unmutated_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance.model import MODEL_PATH_ENV
+    from conformance.model.machine import model_command
+
+    monkeypatch.delenv(MODEL_PATH_ENV, raising=False)
+    assert model_command()[1:] == ["-m", "reference_impl.driver"]
+    monkeypatch.setenv(MODEL_PATH_ENV, "/elsewhere")
+    started = model_command()
+    assert started[1] == "-c"
+    assert started[-1] == "/elsewhere"
