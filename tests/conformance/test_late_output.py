@@ -222,7 +222,9 @@ def test_connection_marks_the_printed_surface_cut_and_spools_every_byte() -> Non
     try:
         connection.mark_printed()
         deadline = time.monotonic() + 20
-        while spool.size < total and time.monotonic() < deadline:
+        # The reader writes each chunk to the spool before it trims the printed surface, so
+        # both are waited for: the spool alone can be whole a moment before the cut is marked.
+        while (spool.size < total or not connection.printed_cut) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert connection.printed_cut
         assert len(connection.printed()) == PRINTED_LIMIT_BYTES
