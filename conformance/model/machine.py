@@ -82,12 +82,6 @@ ANSWERS: Final = (
 #: The answers that approve a call.
 APPROVING: Final = tuple(answer for answer in ANSWERS if answer is not Answer.DENY)
 
-#: The permission a user needs to use references at all.
-READ: Final = "secret.read"
-
-#: The result cap (decisions R6.1): no text the agent reads is longer, a failure's included.
-RESULT_CAP: Final = 150_000
-
 Method = TypeVar("Method", bound=Callable[..., None])
 
 
@@ -279,8 +273,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 self.own_message = Detector((own,))
             self.short = setup.short_timeout
             self.user = (setup.admin, setup.permissions)
-            context.host.reset(self.config)
-            context.model.reset(self.config)
+            self._restart()
             self._probe(probe)
             for action in before:
                 self._control(action)
@@ -400,9 +393,9 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             suite set permissions): the fence's lost-permission control, drawn often, would
             otherwise leave most of an example's later calls refused before their prompt."""
             admin, permissions = self.user
-            if READ in permissions or not sees["control.set-permissions"]:
+            if world.READ in permissions or not sees["control.set-permissions"]:
                 return
-            self._control(("set_permissions", admin, (READ, *permissions)))
+            self._control(("set_permissions", admin, (world.READ, *permissions)))
 
         def _invoke(self, tool: str, members: tuple[world.Item, ...], plan: Plan) -> None:
             if self.held.off_model:
@@ -533,11 +526,11 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             self.calls.append((call.tool, host))
             # Over MCP the text items are read joined by newlines, which the cap does not count
             # (decisions R9): there the MCP checks judge the cap (MCP-005).
-            if exact_raw and len(host.text) > RESULT_CAP:
+            if exact_raw and len(host.text) > world.RESULT_CAP:
                 fail(
                     "CAP-001",
                     f"call {call.step} to {call.tool}: the agent read {len(host.text)} "
-                    f"characters, over the cap of {RESULT_CAP}",
+                    f"characters, over the cap of {world.RESULT_CAP}",
                 )
             compare.dispositions(call, host, model, self.held)
             if (

@@ -51,7 +51,9 @@ THROWER_NAME: Final = THROWER.name
 #: A second provider, so that a provider rule covers some tools and not others.
 OTHER_PROVIDER: Final = "plugin.other"
 
-#: The permission the gated tool needs (RBAC, decisions R2.3).
+#: The permission a user needs to use references at all, and the one the gated tool needs
+#: (RBAC, decisions R2.3).
+READ: Final = "secret.read"
 GATE_PERMISSION: Final = "tool.gated"
 
 AUX: Final = tool("aux", RECORDER.handler, provider=OTHER_PROVIDER)
@@ -94,9 +96,12 @@ UNKNOWN_FIELDS: Final = unknown_fields(64)
 #: call also carries a filler past the result cap (which costs most over MCP).
 MANY_COUNTS: Final = (256, 17, 33, 65)
 
-#: The length of the filler a long call carries: past the result cap (decisions R6.1), so that
-#: a result or a failure text quoting it must be cut.
-FILLER_CHARS: Final = 150_000 + 5_000
+#: The result cap (decisions R6.1): no text the agent reads is longer, a failure's included.
+RESULT_CAP: Final = 150_000
+
+#: The length of the filler a long call carries: past the result cap, so that a result or a
+#: failure text quoting it must be cut.
+FILLER_CHARS: Final = RESULT_CAP + 5_000
 
 #: The tools a fenced call names: both of the provider whose rules the fence's controls move.
 FENCED: Final = (RECORDER.name, ECHO.name)
@@ -244,10 +249,10 @@ def setups(
         admin=st.sampled_from((False, False, True)),
         permissions=st.sampled_from(
             (
-                ("secret.read",),
-                ("secret.read",),
-                ("secret.read", GATE_PERMISSION),
-                ("secret.read",),
+                (READ,),
+                (READ,),
+                (READ, GATE_PERMISSION),
+                (READ,),
                 (),
             )
         ),

@@ -25,9 +25,6 @@ from conformance.outcomes import RequirementError
 from conformance.scenario import RecordingHost
 from tests.conformance.suite_runs import run_suite
 
-#: The result cap (decisions R6.1).
-RESULT_CAP = 150_000
-
 
 def _named(item: world.Item) -> tuple[str, str]:
     """The value a reference names: its secret id and field, the password however spelt."""
@@ -62,8 +59,8 @@ def test_the_echoed_call_holds_the_passwords_more_than_500_times(offset: int) ->
 def test_the_filler_follows_the_references_and_passes_the_cap() -> None:
     members = world.many(17, 0, filler=True)
     assert members[-1].kind == "filler"
-    assert len(world.item_text(members[-1])) > RESULT_CAP
-    assert len(world.arguments(members)) > RESULT_CAP
+    assert len(world.item_text(members[-1])) > world.RESULT_CAP
+    assert len(world.arguments(members)) > world.RESULT_CAP
 
 
 @pytest.mark.req("POL-004", "ORD-006")
