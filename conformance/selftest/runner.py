@@ -57,6 +57,8 @@ class Verdict:
     swept: tuple[str, ...] = ()
     """The capabilities only the canary sweep read, beside catches of the checks' own bodies:
     stripping one changes nothing those bodies saw, so the same failure decides the run."""
+    modelled: bool = False
+    """Whether the model check was among the checks that caught it."""
 
 
 def _run_suite(arguments: Sequence[str]) -> dict[str, Any] | None:
@@ -122,9 +124,10 @@ def judge(mutant: Mutant, report: dict[str, Any] | None, seconds: float) -> Verd
     }
     reads, swept = tuple(sorted(rested)), tuple(sorted(used - rested))
     core = any(GENERATED_MARK not in check["id"] for check in catching)
+    modelled = any(stripping.is_model_check(check["id"]) for check in catching)
     stopped = bool(report.get("stopped"))
     return Verdict(
-        mutant, caught, named, len(failing), problem, seconds, reads, core, stopped, swept
+        mutant, caught, named, len(failing), problem, seconds, reads, core, stopped, swept, modelled
     )
 
 
@@ -270,6 +273,7 @@ def _strip_tables(
             verdict.reads,
             verdict.core,
             path_arguments(path_of(verdict.mutant, via)),
+            verdict.modelled,
         )
         for verdict in eligible
     ]

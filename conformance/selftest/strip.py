@@ -119,6 +119,26 @@ def judge(
 CORE_ONLY: Final = ("-k", "not gen-")
 
 
+#: The model check's name: a mutant's stripped reruns leave it out unless it was among the
+#: checks that caught the mutant (:func:`mutant_table`).
+MODEL_CHECK: Final = "test_model"
+
+
+def is_model_check(check_id: str) -> bool:
+    """Return whether the check with this report id is the model check."""
+    return check_id.rpartition("::")[2] == MODEL_CHECK
+
+
+def deselection(core: bool, modelled: bool) -> tuple[str, ...]:
+    """Return the ``-k`` arguments of a mutant's stripped rerun: the generated corpus left out
+    when a hand-written check caught the mutant (``core``), the model check when it was not
+    among the checks that did (``modelled``); nothing when neither is left out."""
+    left_out = [CORE_ONLY[1]] if core else []
+    if not modelled:
+        left_out.append(f"not {MODEL_CHECK}")
+    return ("-k", " and ".join(left_out)) if left_out else ()
+
+
 #: What every stripped run passes: it ends at its first unchecked MUST or failure, since either
 #: already means "not conformant" (the rows count these stops).
 DECIDED: Final = ("--stop-when-decided",)
@@ -165,7 +185,7 @@ def capability_table(
 
 
 def mutant_table(
-    cases: Iterable[tuple[str, str, Sequence[str], bool, Sequence[str]]],
+    cases: Iterable[tuple[str, str, Sequence[str], bool, Sequence[str], bool]],
     run_suite: SuiteRunner,
     out: Callable[[str], None] = print,
     workers: int = 1,
@@ -173,14 +193,19 @@ def mutant_table(
     """Rerun each mutant once per capability its catch used, with that capability stripped.
 
     Each run stops once its verdict is decided (a failure or an unchecked MUST already means
-    "not conformant"), and leaves the generated corpus out when a hand-written check caught the
-    mutant.
+    "not conformant"), leaves the generated corpus out when a hand-written check caught the
+    mutant, and leaves the model check out when it was not among the checks that caught it.
+    The model check cites most requirements and draws its whole verdict budget wherever it
+    runs, so in a rerun narrowed to one requirement it would be most of the run's time, for a
+    catch it did not make; how it meets each stripped capability is what
+    :func:`capability_table` runs, with every check of the suite.
 
     Args:
         cases: (mutant name, its requirement, the capabilities its failing checks used, whether
             a hand-written check caught it, and the path arguments its catch ran with, such as
             ``--via mcp`` for a mutant of the MCP layer: a stripped run that took another path
-            would never meet the mutant and would certify it).
+            would never meet the mutant and would certify it, and whether the model check was
+            among the checks that caught it).
         run_suite: Runs the suite in this process and returns its report.
         out: Where lines go.
         workers: How many runs go side by side (:mod:`conformance.selftest.pool`).
@@ -190,8 +215,8 @@ def mutant_table(
     """
     labels: list[tuple[str, str]] = []
     runs: list[list[str]] = []
-    for name, requirement, used, core, path in cases:
-        narrowed = ["--requirements", requirement, *DECIDED, *path, *(CORE_ONLY if core else ())]
+    for name, requirement, used, core, path, modelled in cases:
+        narrowed = ["--requirements", requirement, *DECIDED, *path, *deselection(core, modelled)]
         for capability in used:
             if capability in IDENTITY:
                 continue

@@ -8,6 +8,7 @@ driver, where the mutant really is applied inside the adapter process.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -148,3 +149,58 @@ def test_stripped_runs_take_the_path_of_the_catch(monkeypatch: pytest.MonkeyPatc
     runner._strip_tables(verdicts, lambda _line: None)
     assert len(seen) == 1
     assert seen[0][seen[0].index("--via") + 1] == "mcp", seen[0]
+
+
+@pytest.mark.parametrize(
+    ("core", "modelled", "expected"),
+    [
+        (True, False, ["-k", "not gen- and not test_model"]),
+        (False, False, ["-k", "not test_model"]),
+        (True, True, ["-k", "not gen-"]),
+        (False, True, []),
+    ],
+    ids=["named-check", "generated-case", "both", "model-alone"],
+)
+def test_stripped_reruns_keep_the_model_check_only_where_it_caught(
+    monkeypatch: pytest.MonkeyPatch, core: bool, modelled: bool, expected: list[str]
+) -> None:
+    """A mutant's stripped rerun leaves the model check out unless it was among the checks that
+    caught the mutant, and the generated corpus out when a named check caught it."""
+    from conformance.selftest import strip
+
+    musts = {rid for rid, entry in _catalog().items() if entry["level"] == "MUST"}
+    mutant = next(m for m in MUTANTS if m.via == "driver" and m.requirement in musts)
+    seen: list[list[str]] = []
+    verdict = runner.Verdict(
+        mutant, True, (mutant.requirement,), 1, None, 0.0, ("observe.ledger",), core
+    )
+    monkeypatch.setattr(strip, "capability_table", lambda *_args: [])
+    monkeypatch.setattr(runner, "_run_suite", lambda arguments: seen.append(list(arguments)))
+    runner._strip_tables([dataclasses.replace(verdict, modelled=modelled)], lambda _line: None)
+    assert len(seen) == 1
+    keywords = [
+        part for index, part in enumerate(seen[0]) if part == "-k" or seen[0][index - 1] == "-k"
+    ]
+    assert keywords == expected, seen[0]
+
+
+def test_a_catch_by_the_model_check_is_noted() -> None:
+    """The judge notes the model check among the catching checks by its id, and only it."""
+    musts = {rid for rid, entry in _catalog().items() if entry["level"] == "MUST"}
+    mutant = next(mutant for mutant in MUTANTS if mutant.requirement in musts)
+
+    def report(check_id: str) -> dict[str, object]:
+        check = {
+            "id": check_id,
+            "outcome": "fail",
+            "failedRequirements": [mutant.requirement],
+            "nonStrict": [],
+            "reads": ["observe.ledger"],
+            "sweptOnly": [],
+        }
+        return {"checks": [check], "problems": []}
+
+    by_model = runner.judge(mutant, report("conformance/checks/test_model.py::test_model"), 0.0)
+    by_named = runner.judge(mutant, report("test_ledger.py::test_model_of_nothing"), 0.0)
+    assert by_model.caught and by_model.modelled
+    assert by_named.caught and not by_named.modelled
