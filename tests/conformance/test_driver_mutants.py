@@ -202,5 +202,5 @@ def test_a_catch_by_the_model_check_is_noted() -> None:
 
     by_model = runner.judge(mutant, report("conformance/checks/test_model.py::test_model"), 0.0)
     by_named = runner.judge(mutant, report("test_ledger.py::test_model_of_nothing"), 0.0)
-    assert by_model.caught and by_model.modelled
-    assert by_named.caught and not by_named.modelled
+    assert (by_model.caught, by_model.modelled) == (True, True)
+    assert (by_named.caught, by_named.modelled) == (True, False)
