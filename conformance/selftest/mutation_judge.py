@@ -315,9 +315,11 @@ def run_suite(
             is killed and the run ends as ``error`` (a worker whose server has gone).
 
     Returns:
-        (status, exit code or None, seconds): status is ``killed`` (a run failed),
-        ``reported`` (both exited 0 but a report lists a requirement not fully met, such as a
-        SHOULD the mutant broke), ``survived``, ``timeout``, or ``error`` (``alive`` said no).
+        (status, exit code or None, seconds): status is ``killed`` (a run's verdict was not
+        conformant, exit 1), ``harness-error`` (a run ended as a harness error, exit 2, such
+        as a host that cannot start: counted as a kill, shown apart), ``reported`` (both
+        exited 0 but a report lists a requirement not fully met, such as a SHOULD the mutant
+        broke), ``survived``, ``timeout``, or ``error`` (``alive`` said no).
     """
     for report in (REPORT, MCP_REPORT):
         (scratch.root / report).unlink(missing_ok=True)
@@ -325,7 +327,7 @@ def run_suite(
     if status != "exited":
         return status, code, seconds
     if code != 0:
-        return "killed", code, seconds
+        return failed(code), code, seconds
     shortfall = bool(missed(scratch))
     left = timeout - seconds
     if mcp_available() and left >= MIN_MCP_SECONDS:
@@ -335,10 +337,21 @@ def run_suite(
         if status == "error":
             return status, code, seconds
         if status == "exited" and code != 0:
-            return "killed", code, seconds
+            return failed(code), code, seconds
         if status == "exited":
             shortfall = shortfall or bool(missed(scratch, MCP_REPORT))
     return ("reported" if shortfall else "survived"), 0, seconds
+
+
+#: A run that exited 2 (or anything but 0 and 1): the suite ended it as a harness error, so no
+#: verdict judged the mutant; a host that cannot start or answer does this.
+HARNESS_ERROR: Final = "harness-error"
+
+
+def failed(code: int | None) -> str:
+    """Return the status of a suite run that exited non-zero: ``killed`` when its verdict was
+    not conformant (exit 1), :data:`HARNESS_ERROR` otherwise."""
+    return "killed" if code == 1 else HARNESS_ERROR
 
 
 def _run_once(

@@ -179,6 +179,7 @@ def tabulate(
             "candidates": len(generated.candidates[name]),
             "run": 0,
             "killed": 0,
+            "harness-error": 0,
             "reported": 0,
             "timeout": 0,
             "survived": 0,
@@ -191,7 +192,7 @@ def tabulate(
     for outcome in outcomes:
         row = rows[outcome.mutant.module]
         row["run"] += 1
-        if outcome.status in ("killed", "reported", "timeout", "error"):
+        if outcome.status in ("killed", "harness-error", "reported", "timeout", "error"):
             row[outcome.status] += 1
             continue
         entry = verdicts.get(outcome.mutant.key)
@@ -217,6 +218,8 @@ def tabulate(
     total: dict[str, Any] = {"module": "all"}
     for field in ("generated", "filtered", "pragma", "candidates", "run", "killed", "timeout"):
         total[field] = sum(row[field] for row in rows.values())
+    for field in ("harness-error",):
+        total[field] = sum(row[field] for row in rows.values())
     for field in ("reported", "survived", "equivalent", "closed", "internal", "error"):
         total[field] = sum(row[field] for row in rows.values())
     for row in [*rows.values(), total]:
@@ -236,15 +239,17 @@ def _ratio(part: int, whole: int) -> float | None:
 def _rates(row: dict[str, Any]) -> None:
     """Set a row's rates: the plain ones first, the triage-dependent ones after.
 
-    A kill is a run that failed (exit 1 or 2) or timed out. A SHOULD miss (``reported``: a
-    clean exit whose report lists a requirement not fully met) is counted apart, never as a
-    kill. ``all`` is every judged mutant, equivalent ones included; the non-equivalent rate
-    leaves out the survivors the triage file calls equivalent.
+    A kill is a run that failed (exit 1 or 2) or timed out; ``rate_by_verdict`` counts the
+    exit-1 kills alone, the ones a verdict decided, without harness errors or timeouts. A SHOULD
+    miss (``reported``: a clean exit whose report lists a requirement not fully met) is counted
+    apart, never as a kill. ``all`` is every judged mutant, equivalent ones included; the
+    non-equivalent rate leaves out the survivors the triage file calls equivalent.
     """
-    kills = row["killed"] + row["timeout"]
+    kills = row["killed"] + row["harness-error"] + row["timeout"]
     every = kills + row["reported"] + row["survived"] + row["equivalent"]
     row["all"] = every
     row["kills"] = kills
+    row["rate_by_verdict"] = _ratio(row["killed"], every)
     row["should_misses"] = row["reported"]
     row["rate_plain"] = _ratio(kills, every)
     row["rate_nonequivalent"] = _ratio(kills, every - row["equivalent"])
@@ -276,7 +281,8 @@ def weighted(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         rows: ``tabulate``'s per-module rows, rates set.
 
     Returns:
-        ``rate_plain``, ``rate_nonequivalent``, ``should_miss_share``, ``rate_with_should``,
+        ``rate_plain``, ``rate_by_verdict`` (the exit-1 kills alone), ``rate_nonequivalent``,
+        ``should_miss_share``, ``rate_with_should``,
         ``coverage`` and ``modules`` (the modules weighed); a rate is None when nothing is judged.
     """
     judged = [row for row in rows if row["all"]]
@@ -285,6 +291,7 @@ def weighted(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     if not weight:
         return {
             "rate_plain": None,
+            "rate_by_verdict": None,
             "rate_nonequivalent": None,
             "should_miss_share": None,
             "rate_with_should": None,
@@ -300,6 +307,7 @@ def weighted(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     nonequivalent = 1.0 - share("equivalent")
     return {
         "rate_plain": round(kills, 4),
+        "rate_by_verdict": round(share("killed"), 4),
         "rate_nonequivalent": round(kills / nonequivalent, 4) if nonequivalent else None,
         "should_miss_share": round(share("reported"), 4),
         "rate_with_should": round(kills + share("reported"), 4),
@@ -319,12 +327,13 @@ def headline(table: Mapping[str, Any]) -> str:
         table: what ``tabulate`` returned.
 
     Returns:
-        The weighted plain rate, the weighted rate over non-equivalent mutants, and the SHOULD
-        misses apart.
+        The weighted plain rate (with the share a verdict decided), the weighted rate over
+        non-equivalent mutants, and the SHOULD misses apart.
     """
     w = table["weighted"]
     return (
-        f"weighted kill rate {_percent(w['rate_plain'])} of all, "
+        f"weighted kill rate {_percent(w['rate_plain'])} of all "
+        f"({_percent(w['rate_by_verdict'])} by a verdict, exit 1), "
         f"{_percent(w['rate_nonequivalent'])} of non-equivalent; "
         f"SHOULD misses {_percent(w['should_miss_share'])} apart"
     )
@@ -358,6 +367,8 @@ def render_md(table: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
         "",
         f"- Kill rate: **{_percent(w['rate_plain'])}** (killed / all judged, equivalent "
         "mutants included).",
+        f"- Of which decided by a verdict (exit 1): {_percent(w['rate_by_verdict'])}; the rest "
+        "are harness errors (exit 2, such as a host that cannot start) and timeouts.",
         f"- Kill rate over non-equivalent mutants: **{_percent(w['rate_nonequivalent'])}** "
         "(equivalence from the triage file).",
         f"- SHOULD misses, apart from kills: {_percent(w['should_miss_share'])} of the mutants "
@@ -368,15 +379,16 @@ def render_md(table: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
         f"over non-equivalent {_percent(total['rate_nonequivalent'])}, "
         f"{total['should_misses']} SHOULD misses.",
         "",
-        "| Module | Sites | Weight | Judged | Killed | Timed out | SHOULD misses | Survived "
-        "| Equivalent | Kill rate | Non-equivalent kill rate |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| Module | Sites | Weight | Judged | Killed | Harness errors | Timed out "
+        "| SHOULD misses | Survived | Equivalent | Kill rate | Non-equivalent kill rate |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     sites = total["candidates"] or 1
     for row in [*table["modules"], total]:
         out.append(
             f"| `{row['module']}` | {row['candidates']} | {row['candidates'] / sites:.1%} "
-            f"| {row['all']} | {row['killed']} | {row['timeout']} | {row['should_misses']} "
+            f"| {row['all']} | {row['killed']} | {row['harness-error']} | {row['timeout']} "
+            f"| {row['should_misses']} "
             f"| {row['survived']} | {row['equivalent']} | {_percent(row['rate_plain'])} "
             f"| {_percent(row['rate_nonequivalent'])} |"
         )
@@ -387,7 +399,9 @@ def render_md(table: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
     out += [
         "",
         "Sites: the module's mutants after the filter and the pragmas, the population its sample "
-        "is drawn from; its weight is its share of them. Killed: the suite exited 1 or 2. "
+        "is drawn from; its weight is its share of them. Killed: the suite's verdict was not "
+        "conformant (exit 1). Harness errors: the suite exited 2 (a host that cannot start or "
+        "answer), counted as a kill and shown apart, since no verdict judged the mutant. "
         "Timed out: the run went past the timeout (a host that hangs), counted as a kill. "
         "SHOULD misses: the suite exited 0 but its report lists a requirement as not fully met "
         "(a SHOULD the mutant broke shows as non-strict), never counted as a kill. Survived: "

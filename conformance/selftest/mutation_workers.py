@@ -28,7 +28,13 @@ from typing import Any, Final, TextIO
 from urllib.parse import urlsplit
 
 from conformance.selftest.mutation_draw import Mutant
-from conformance.selftest.mutation_judge import Outcome, Scratch, check_imports, run_suite
+from conformance.selftest.mutation_judge import (
+    HARNESS_ERROR,
+    Outcome,
+    Scratch,
+    check_imports,
+    run_suite,
+)
 
 #: The line a worker's test command prints for the run to read, followed by JSON.
 MARK: Final = "secref-mutation: "
@@ -370,7 +376,13 @@ def read_result(result: Any, mutant: Mutant, expected_diff: str | None) -> tuple
     if result.test_outcome == TestOutcome.KILLED and result.output == "timeout":
         return Outcome(mutant, "timeout", None), 0.0
     data = _payload(result.output)
-    if data is None or data.get("status") not in ("killed", "reported", "survived", "timeout"):
+    if data is None or data.get("status") not in (
+        "killed",
+        HARNESS_ERROR,
+        "reported",
+        "survived",
+        "timeout",
+    ):
         return error
     code = data.get("exit_code")
     return Outcome(mutant, str(data["status"]), code if isinstance(code, int) else None), float(

@@ -187,6 +187,32 @@ def test_tabulate_keeps_should_misses_apart_and_rates_every_mutant() -> None:
     assert row["kill_rate_observable"] == round(3 / 4, 4)
 
 
+def test_a_harness_error_is_a_kill_shown_apart_from_the_verdicts() -> None:
+    """A run that exited 2 counts as a kill, in a column of its own, and not among the kills
+    a verdict decided (exit 1)."""
+    mutants = [_mutant(n) for n in range(4)]
+    statuses = ["killed", "harness-error", "timeout", "survived"]
+    codes = [1, 2, None, 0]
+    outcomes = [
+        mutation_judge.Outcome(m, s, c) for m, s, c in zip(mutants, statuses, codes, strict=True)
+    ]
+    generated = mutation_draw.Generated(
+        {"_scan": 4}, {"_scan": 0}, {"_scan": 0}, {"_scan": mutants}
+    )
+    table = mutation_report.tabulate(generated, outcomes, [])
+    row = table["modules"][0]
+    assert (row["killed"], row["harness-error"], row["timeout"], row["kills"]) == (1, 1, 1, 3)
+    assert (row["rate_plain"], row["rate_by_verdict"]) == (0.75, 0.25)
+    assert table["weighted"]["rate_by_verdict"] == 0.25
+    assert table["total"]["harness-error"] == 1
+    assert "(25.0% by a verdict, exit 1)" in mutation_report.headline(table)
+    page = mutation_report.render_md(
+        table, {"seed": 1, "command": "c", "per_module": 4, "timeout": 1.0, "seconds": 1.0}
+    )
+    assert "| Harness errors |" in page
+    assert "| `_scan` | 4 | 100.0% | 4 | 1 | 1 | 1 | 0 | 1 | 0 | 75.0% |" in page
+
+
 def _module_outcomes(module: str, killed: int, survived: int) -> list[mutation_judge.Outcome]:
     mutants = [
         mutation_draw.Mutant(f"{module}{n}", module, "core/AddNot", n, n, f"x{n}", f"y{n}")
@@ -385,6 +411,9 @@ def _scripted_runs(
         ([("exited", 0, 105.0)], True, None, "survived", 1),
         # A timed-out in-process run is a timeout, as before.
         ([("timeout", None, 120.0)], True, None, "timeout", 1),
+        # A harness error, in process or over MCP: no verdict judged the mutant.
+        ([("exited", 2, 10.0)], True, None, "harness-error", 1),
+        ([("exited", 0, 10.0), ("exited", 2, 30.0)], True, None, "harness-error", 2),
     ],
 )
 def test_a_survivor_is_judged_again_over_mcp(

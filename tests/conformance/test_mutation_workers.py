@@ -101,6 +101,8 @@ def _result(**fields: Any) -> Any:
     [
         ({"test_outcome": "killed", "output": 'x\nsecref-mutation: {"status": "killed", '
           '"exit_code": 1, "seconds": 3.0}'}, "killed", 1),
+        ({"test_outcome": "killed", "output": 'secref-mutation: {"status": "harness-error", '
+          '"exit_code": 2, "seconds": 3.0}'}, "harness-error", 2),
         ({"test_outcome": "killed", "output": 'secref-mutation: {"status": "reported", '
           '"exit_code": 0, "seconds": 3.0}'}, "reported", 0),
         ({"test_outcome": "survived", "output": 'secref-mutation: {"status": "survived", '
