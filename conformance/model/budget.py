@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, Phase, Verbosity, settings
 
 #: The CI budget: a fixed seed, examples and steps (docs/conformance.md, "The model check").
 CI_SEED: Final = 20_240_617
@@ -212,6 +212,11 @@ def budget(verdict_only: bool) -> tuple[settings, int | None]:
         sys.stderr.write(f"model check campaign: {examples} {noun}, seed {chosen}\n")
     return (
         settings(
+            # Every setting is given, none taken from the Hypothesis profile a caller has
+            # loaded (a plugin run shares the user's session): the same seed then draws the
+            # same steps in every session, and a verbose profile prints nothing more.
+            backend="hypothesis",
+            verbosity=Verbosity.normal,
             max_examples=examples,
             stateful_step_count=STEPS,
             database=None,

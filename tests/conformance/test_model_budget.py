@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import Phase, Verbosity, settings
 
 from conformance.model import budget
 from conformance.report import NARROWED
@@ -79,6 +80,43 @@ def test_one_example_is_said_in_the_singular(
     chosen, seed = budget.budget(False)
     assert (chosen.max_examples, seed) == (1, 7)
     assert "model check campaign: 1 example, seed 7\n" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("verdict_only", [False, True], ids=["ci", "verdict"])
+def test_the_budget_takes_nothing_from_the_loaded_profile(
+    monkeypatch: pytest.MonkeyPatch, verdict_only: bool
+) -> None:
+    """A user's session may load any Hypothesis profile (the suite runs as their pytest
+    plugin): every setting of the model check's budget is its own, so the same seed draws the
+    same steps whatever profile is loaded."""
+    monkeypatch.delenv(budget.EXAMPLES_ENV, raising=False)
+    monkeypatch.delenv(budget.SEED_ENV, raising=False)
+    ours, _ = budget.budget(verdict_only)
+    previous = settings.get_current_profile_name()
+    settings.register_profile(
+        "secref-test-everything-else",
+        backend="hypothesis-urandom",
+        verbosity=Verbosity.debug,
+        max_examples=3,
+        stateful_step_count=2,
+        derandomize=True,
+        deadline=1,
+        print_blob=True,
+        report_multiple_bugs=True,
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+        suppress_health_check=[],
+    )
+    try:
+        settings.load_profile("secref-test-everything-else")
+        theirs, _ = budget.budget(verdict_only)
+    finally:
+        settings.load_profile(previous)
+    names = [name for name in dir(ours) if not name.startswith("_")]
+    fields = [name for name in names if not callable(getattr(ours, name))]
+    assert {"backend", "verbosity", "phases", "stateful_step_count"} <= set(fields)
+    assert {name: getattr(theirs, name) for name in fields} == {
+        name: getattr(ours, name) for name in fields
+    }
 
 
 @pytest.mark.usefixtures("full_model_budget")
