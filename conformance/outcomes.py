@@ -12,7 +12,8 @@ labels: no function here may be handed a value or a canary.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Final, NoReturn
@@ -55,6 +56,22 @@ class SuiteError(Exception):
     def __init__(self, detail: str) -> None:
         super().__init__(detail)
         self.detail = detail
+
+
+def start_call_thread(run: Callable[[], None], name: str) -> None:
+    """Start the thread a suite-side host adapter runs one pending call on.
+
+    A thread the suite cannot start (the process has reached its limit of threads or of
+    address space) is the suite's failure, not the host's: it raises :class:`SuiteError`, so
+    the check errors and no requirement it cites is failed.
+
+    Raises:
+        SuiteError: The thread could not be started.
+    """
+    try:
+        threading.Thread(target=run, name=name, daemon=True).start()
+    except RuntimeError as error:
+        raise SuiteError(f"the suite could not start a thread for a call ({error})") from error
 
 
 @dataclass(frozen=True, slots=True)

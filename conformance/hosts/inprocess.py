@@ -27,6 +27,7 @@ from conformance.hosts.wire import (
     observation_from_wire,
     result_from_wire,
 )
+from conformance.outcomes import start_call_thread
 from reference_impl._registry import Registry
 from reference_impl.harness import HarnessHost, RegistryFactory
 
@@ -97,7 +98,7 @@ class InProcessHost:
             except BaseException as error:  # handed to the waiting check
                 pending._finish(None, error)
 
-        threading.Thread(target=run, name="secref-call", daemon=True).start()
+        start_call_thread(run, "secref-call")
         return pending
 
     def observe(self) -> Observation:

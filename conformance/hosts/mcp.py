@@ -44,7 +44,7 @@ from conformance.hosts.subprocess import SubprocessHost
 from conformance.late import LateReport
 from conformance.mcp_sweep import SESSION_JUDGES, SessionLate, merge, sweep_session
 from conformance.mcp_tap import SessionTap, TappedReceive, TappedSend
-from conformance.outcomes import UnlearnedDisposition
+from conformance.outcomes import UnlearnedDisposition, start_call_thread
 
 #: Seconds the session stays open after the last check, for what the server sends late (a log
 #: notification after the last result) to arrive and be searched (decisions S1.9).
@@ -729,7 +729,7 @@ class _McpPending:
             finally:
                 self._done.set()
 
-        threading.Thread(target=run, name="mcp-call", daemon=True).start()
+        start_call_thread(run, "mcp-call")
 
     def result(self, timeout: float) -> CallResult:
         """Wait for the call's result.

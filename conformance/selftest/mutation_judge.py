@@ -41,6 +41,14 @@ DEFAULT_TIMEOUT: Final = 120.0
 PROBE_TIMEOUT: Final = 60.0
 PROBE_MAX_BYTES: Final = 64 * 1024
 
+#: Bytes of resident memory one suite run may hold, summed over every process of its session
+#: (the suite, and over MCP the driver it starts). An unmutated run holds about 110 MB. A
+#: mutant can make the host grow without end (a scrubber that looks for an empty form appends
+#: the same match forever): without a bound such a run took the machine's memory until the
+#: timeout, starving the other worker. A run over the bound is ended at once and counted as a
+#: run past its timeout: a host that does not end its call, caught by the runner, not a verdict.
+MEMORY_LIMIT: Final = 2 * 1024**3
+
 #: The checks a mutation run leaves out: the bounded-work checks of invariant 7 time the host,
 #: and on a machine shared with other work their ratios can cross the bound by chance, which
 #: would count a mutant as killed by noise. cosmic-ray's operators change no loop's complexity
@@ -235,6 +243,39 @@ def check_imports(scratch: Scratch) -> None:
             raise RuntimeError("a suite run would not import the scratch copy")
 
 
+def session_memory(session: int, proc_root: Path = Path("/proc")) -> int:
+    """Bytes of resident memory held by the processes of ``session``; 0 where unknown.
+
+    Read from ``/proc/<pid>/stat`` (Linux): its sixth field is the session, its twenty-fourth
+    the resident pages. A process that ends while it is read, or a system without ``/proc``,
+    adds nothing, so the bound is never a reason to end a run where it cannot be read.
+    """
+    total = 0
+    try:
+        entries = list(proc_root.iterdir())
+    except OSError:
+        return 0
+    for entry in entries:
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text("ascii", errors="replace")
+        except OSError:
+            continue
+        # The command name (second field) may hold spaces or parentheses; the rest follows
+        # its last closing parenthesis.
+        fields = stat[stat.rfind(")") + 2 :].split()
+        try:
+            if int(fields[3]) == session:
+                total += int(fields[21]) * _PAGE_SIZE
+        except (IndexError, ValueError):
+            continue
+    return total
+
+
+_PAGE_SIZE: Final = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
 def _end_group(proc: subprocess.Popen[Any]) -> None:
     """Kill what is left of ``proc``'s process group (its own session) and reap ``proc``."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -282,7 +323,7 @@ def self_check(scratch: Scratch, timeout: float) -> str | None:
     return None
 
 
-#: Seconds between two looks at ``alive`` while a suite run started with one is going.
+#: Seconds between two looks at a running suite: its memory, and ``alive`` when one is given.
 _ALIVE_POLL: Final = 0.5
 
 
@@ -357,7 +398,12 @@ def failed(code: int | None) -> str:
 def _run_once(
     scratch: Scratch, command: str, timeout: float, alive: Callable[[], bool] | None
 ) -> tuple[str, int | None, float]:
-    """Run one suite command in the copy: ``exited`` with its code, ``timeout`` or ``error``."""
+    """Run one suite command in the copy: ``exited`` with its code, ``timeout`` or ``error``.
+
+    The run is bounded in time (``timeout``) and in memory (:data:`MEMORY_LIMIT`, read every
+    half second where ``/proc`` exists); past either it is killed with its whole session and
+    ends as ``timeout``.
+    """
     started = time.monotonic()
     proc = subprocess.Popen(
         shlex.split(command),
@@ -371,10 +417,10 @@ def _run_once(
     while True:
         left = deadline - time.monotonic()
         try:
-            code = proc.wait(timeout=max(0.0, left if alive is None else min(left, _ALIVE_POLL)))
+            code = proc.wait(timeout=max(0.0, min(left, _ALIVE_POLL)))
             break
         except subprocess.TimeoutExpired:
-            if time.monotonic() >= deadline:
+            if time.monotonic() >= deadline or session_memory(proc.pid) > MEMORY_LIMIT:
                 os.killpg(proc.pid, 9)
                 proc.wait()
                 return "timeout", None, time.monotonic() - started

@@ -402,7 +402,8 @@ def render_md(table: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
         "is drawn from; its weight is its share of them. Killed: the suite's verdict was not "
         "conformant (exit 1). Harness errors: the suite exited 2 (a host that cannot start or "
         "answer), counted as a kill and shown apart, since no verdict judged the mutant. "
-        "Timed out: the run went past the timeout (a host that hangs), counted as a kill. "
+        "Timed out: the run went past the timeout (a host that hangs) or held more than "
+        "the memory bound (a host that grows without end), counted as a kill. "
         "SHOULD misses: the suite exited 0 but its report lists a requirement as not fully met "
         "(a SHOULD the mutant broke shows as non-strict), never counted as a kill. Survived: "
         "the suite passed with a clean report, equivalent mutants set apart.",

@@ -1,13 +1,17 @@
-"""The mutation runner's children are bounded in time and own their process tree (S1.10).
+"""The mutation runner's children are bounded in time and memory, and own their process tree
+(S1.5, S1.10).
 
 A scratch copy whose interpreter start-up hangs (a ``sitecustomize`` that sleeps, after
 starting a grandchild that would outlive it) must not hang the judge: the import probe ends at
-its bound, with the cause, and no process it started is left.
+its bound, with the cause, and no process it started is left. A suite run whose host grows
+without end is ended at the memory bound, long before its timeout.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -51,3 +55,64 @@ def test_a_hanging_import_probe_ends_at_its_bound_with_its_tree(
     assert children, "the start-up started no grandchild, so the test proves nothing"
     time.sleep(0.2)
     assert not [pid for pid in children if _alive(pid)]
+
+
+GROW = """
+import subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-S", "-c", "import time; time.sleep(3600)"])
+print(child.pid, flush=True)
+held = []
+while len(held) < 64:  # 512 MiB at most, whatever becomes of the bound
+    held.append(bytearray(8 * 1024 * 1024))
+    time.sleep(0.01)
+time.sleep(3600)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="the bound reads /proc")
+def test_a_run_that_grows_without_end_is_ended_at_the_memory_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A mutant whose host holds ever more memory ends in seconds, not at the timeout."""
+    script = tmp_path / "grow.py"
+    script.write_text(GROW, encoding="utf-8")
+    out = tmp_path / "out.txt"
+    command = f"sh -c 'exec {sys.executable} -S {script} > {out}'"
+    monkeypatch.setattr(mutation_judge, "MEMORY_LIMIT", 200 * 1024 * 1024)
+    started = time.monotonic()
+    status, code, seconds = mutation_judge._run_once(Scratch(tmp_path), command, 40.0, None)
+    assert (status, code) == ("timeout", None)
+    assert seconds < 20.0
+    assert time.monotonic() - started < 20.0
+    children = [int(line) for line in out.read_text(encoding="utf-8").split()]
+    assert children, "the run started no grandchild, so the test proves nothing"
+    time.sleep(0.2)
+    assert not [pid for pid in children if _alive(pid)]
+
+
+HOLD = "b = bytearray(64 * 1024 * 1024); import time; time.sleep(60)"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="the bound reads /proc")
+def test_session_memory_counts_the_session_and_nothing_else(tmp_path: Path) -> None:
+    """A session's resident memory is its processes' own; another session holds none of it."""
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-S",
+            "-c",
+            "b = bytearray(64 * 1024 * 1024); import time; time.sleep(60)",
+        ],
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 20.0
+        while mutation_judge.session_memory(proc.pid) < 64 * 1024 * 1024:
+            assert time.monotonic() < deadline, "the child's 64 MiB were never counted"
+            time.sleep(0.05)
+        assert mutation_judge.session_memory(proc.pid) < 1024**3
+    finally:
+        proc.kill()
+        proc.wait()
+    assert mutation_judge.session_memory(proc.pid) == 0
+    assert mutation_judge.session_memory(os.getsid(0), tmp_path / "absent") == 0

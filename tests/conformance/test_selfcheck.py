@@ -169,3 +169,31 @@ def test_the_suites_own_error_fails_no_requirement(tmp_path: Path) -> None:
     assert check["failedRequirements"] == []
     assert check["detail"].startswith("suite error: ")
     assert run.failed_requirements() == set()
+
+
+@pytest.mark.req("APPR-009")
+def test_a_call_thread_the_suite_cannot_start_fails_no_requirement(tmp_path: Path) -> None:
+    """A pending call whose thread the suite cannot start (its process at a limit of threads or
+    address space) is the suite's error: it once failed APPR-009 as if the host had broken."""
+    target = write_check(
+        tmp_path,
+        """
+        import threading
+
+        @pytest.mark.req("APPR-009")
+        def test_opens_a_pending_call(host, monkeypatch):
+            def refuse(self):
+                raise RuntimeError("can't start new thread")
+
+            monkeypatch.setattr(threading.Thread, "start", refuse)
+            host.start("recorder", "{}")
+        """,
+    )
+    run = run_suite(tmp_path / "out", target=target)
+    report = run.report()
+    assert report["verdict"] == "harness-error"
+    (check,) = report["checks"]
+    assert check["outcome"] == "error"
+    assert check["failedRequirements"] == []
+    assert check["detail"].startswith("suite error: the suite could not start a thread")
+    assert run.failed_requirements() == set()
