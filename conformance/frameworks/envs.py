@@ -18,6 +18,7 @@ import argparse
 import glob
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -95,6 +96,28 @@ def _runs(python: str) -> bool:
     return done.returncode == 0
 
 
+#: The lines of an installer's error output that name its cause: npm's error code, pip's error.
+_CAUSE: Final = re.compile(r"^(?:npm (?:error|ERR!) code |ERROR: )")
+#: The characters of a cause kept in the one-line note.
+CAUSE_CHARS: Final = 160
+
+
+def install_failed(name: str, code: int, stderr: str | bytes) -> str:
+    """The one-line note of a failed install: the exit status, and the installer's cause.
+
+    The cause is npm's error code line or pip's first ``ERROR:`` line, else the last line the
+    installer wrote, with control characters dropped and cut to :data:`CAUSE_CHARS`, so that
+    a failure on a fresh machine (a registry that timed out, a version withdrawn) says why
+    without a rerun by hand.
+    """
+    text = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    chosen = next((line for line in lines if _CAUSE.match(line)), lines[-1] if lines else "")
+    cause = "".join(char for char in chosen if char.isprintable())[:CAUSE_CHARS]
+    note = f"{name}: the install failed (exit {code})"
+    return f"{note}: {cause}" if cause else note
+
+
 def build(pinned: Pinned, root: Path, project: Path) -> tuple[str | None, str, float]:
     """Make ``pinned``'s venv under ``root``; return its Python (or ``None``), a note, seconds."""
     python = find_python(pinned.python)
@@ -111,7 +134,7 @@ def build(pinned: Pinned, root: Path, project: Path) -> tuple[str | None, str, f
     for step in steps:
         done = subprocess.run(step, capture_output=True, text=True, check=False)
         if done.returncode != 0:
-            return None, f"{pinned.name}: the install failed (exit {done.returncode})", 0.0
+            return None, install_failed(pinned.name, done.returncode, done.stderr), 0.0
     seconds = time.monotonic() - started
     note = f"{pinned.name}: installed {pinned.requirement} in {seconds:.0f} s"
     return str(target), note, seconds
@@ -141,7 +164,7 @@ def build_npm(pinned: Pinned, root: Path, reuse: bool) -> tuple[str | None, str,
     step = ["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund"]
     done = subprocess.run([*step, pinned.requirement], capture_output=True, check=False)
     if done.returncode != 0:
-        return None, f"{pinned.name}: the install failed (exit {done.returncode})", 0.0
+        return None, install_failed(pinned.name, done.returncode, done.stderr), 0.0
     seconds = time.monotonic() - started
     return command, f"{pinned.name}: installed {pinned.requirement} in {seconds:.0f} s", seconds
 
