@@ -86,7 +86,7 @@ def test_a_failed_npm_install_names_its_cause_and_is_not_run(
     def fail(step: list[str], **_: object) -> subprocess.CompletedProcess[bytes]:
         return subprocess.CompletedProcess(step, 1, b"", b"npm error code E404\nnpm error 404\n")
 
-    monkeypatch.setattr(envs.subprocess, "run", fail)
+    monkeypatch.setattr(subprocess, "run", fail)
     out = tmp_path / "r"
     code = envs.main(
         ["--root", str(tmp_path / "prefixes"), "--only", "playwright-mcp",

@@ -29,6 +29,25 @@ from tests.frameworks.support import playwright_prefix
 
 FAKE: Final = Path(__file__).parent / "fake_framework.py"
 
+#: What askui 0.48.0 gives on both of its paths (docs/frameworks.md, "The current matrix"),
+#: but for INV7, a ratio of times that a busy machine can move.
+ASKUI_ROW: Final = {
+    "INV1-ECHO": "fail",
+    "INV1-THROW": "fail",
+    "INV1-SHA256": "pass",
+    "SCRUB-003": "fail",
+    "SCRUB-004": "fail",
+    "SCRUB-005": "fail",
+    "SCRUB-006": "fail",
+    "LOG-001": "fail",
+    "LEDG-004": "fail",
+    "INV2": "fail",
+    "INV5": "pass",
+    "GRAM-014": "pass",
+    "INV6": "pass",
+    "SUBST-005": "pass",
+}
+
 #: Each broken mode, and the requirement whose check must catch it.
 BROKEN: Final = {
     "mask-a-only": "SCRUB-004",
@@ -115,6 +134,11 @@ def test_askui_mutant_without_redaction_is_caught(path: str) -> None:
     # mutant not.
     assert not {"result", "failure text", "persisted"} & _leaked(real, "SCRUB-003")
     assert {"result", "failure text", "persisted"} <= _leaked(mutant, "SCRUB-003")
+    # Every other cell is the pinned release's, as docs/frameworks.md gives it: a cell that
+    # moves means the adapter or the framework (a dependency it floats on) has changed.
+    statuses = {column: row["status"] for column, row in real["rows"].items()}
+    assert real["verdict"] == "non-conformant"
+    assert {c: statuses[c] for c in ASKUI_ROW} == ASKUI_ROW
 
 
 def test_openhands_mutant_without_masking_is_caught() -> None:
