@@ -360,6 +360,21 @@ def _report(args: argparse.Namespace) -> int:
     return 1 if untriaged else 0
 
 
+def tree_problem(root: Path) -> str | None:
+    """Why ``root`` cannot be the tree a mutation run copies and mutates, or None.
+
+    The run, its workers and a remote judge copy ``reference_impl`` and ``conformance`` from
+    the directory they are started in: the project's root, as ``tox -e mutation`` starts them.
+    """
+    missing = [name for name in ("reference_impl", "conformance") if not (root / name).is_dir()]
+    if not missing:
+        return None
+    return (
+        f"{root} holds no {' and no '.join(missing)}; start it from the project's root, the "
+        "directory holding both (as tox -e mutation does)"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``python -m conformance.selftest.mutation``.
 
@@ -385,6 +400,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "render-triage":
         args.out.write_text(render_triage(load_triage()), "utf-8")
         return 0
+    if args.command in ("run", "workers", "judge", "fingerprint"):
+        problem = tree_problem(Path.cwd())
+        if problem is not None:
+            print(
+                f"python -m conformance.selftest.mutation {args.command}: {problem}",
+                file=sys.stderr,
+            )
+            return 2
     if args.command in ("workers", "judge", "fingerprint"):
         if args.command == "workers":
             return mutation_local_workers.serve(Path.cwd(), args.count, args.base_port, args.host)

@@ -179,3 +179,20 @@ def test_two_local_workers_judge_as_a_local_run_does(tmp_path: Path) -> None:
     )
     assert not any(copy.exists() for copy in copies)
     assert all(p is not None and p.poll() is not None for p in processes)
+
+
+@pytest.mark.parametrize("command", [["workers", "--count", "1"], ["judge"], ["run"], []])
+def test_a_start_outside_the_project_root_is_refused_with_exit_2(
+    command: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Started where there is no tree to copy, each command says so in one line, not a trace."""
+    (tmp_path / "conformance").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert mutation.main(command) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"python -m conformance.selftest.mutation {(command or ['run'])[0]}: ")
+    assert "holds no reference_impl;" in err
+    assert "Traceback" not in err
