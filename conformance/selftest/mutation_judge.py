@@ -41,8 +41,8 @@ DEFAULT_TIMEOUT: Final = 120.0
 PROBE_TIMEOUT: Final = 60.0
 PROBE_MAX_BYTES: Final = 64 * 1024
 
-#: Bytes of resident memory one suite run may hold, summed over every process of its session
-#: (the suite, and over MCP the driver it starts). An unmutated run holds about 110 MB. A
+#: Bytes of resident memory one suite run may hold, summed over its process and every
+#: descendant (the suite, and over MCP the driver it starts). An unmutated run holds about 110 MB. A
 #: mutant can make the host grow without end (a scrubber that looks for an empty form appends
 #: the same match forever): without a bound such a run took the machine's memory until the
 #: timeout, starving the other worker. A run over the bound is ended at once and counted as a
@@ -243,33 +243,40 @@ def check_imports(scratch: Scratch) -> None:
             raise RuntimeError("a suite run would not import the scratch copy")
 
 
-def session_memory(session: int, proc_root: Path = Path("/proc")) -> int:
-    """Bytes of resident memory held by the processes of ``session``; 0 where unknown.
+def tree_memory(root: int, proc_root: Path = Path("/proc")) -> int:
+    """Bytes of resident memory held by process ``root`` and its descendants; 0 where unknown.
 
-    Read from ``/proc/<pid>/stat`` (Linux): its sixth field is the session, its twenty-fourth
-    the resident pages. A process that ends while it is read, or a system without ``/proc``,
-    adds nothing, so the bound is never a reason to end a run where it cannot be read.
+    Read from ``/proc/<pid>/stat`` (Linux): its fourth field is the parent, its twenty-fourth
+    the resident pages. Descendants are found by their parents, not by session, so a host
+    adapter the suite starts in a session of its own is counted too. A process that ends while
+    it is read, or a system without ``/proc``, adds nothing, so the bound is never a reason to
+    end a run where it cannot be read.
     """
-    total = 0
     try:
-        entries = list(proc_root.iterdir())
+        entries = [entry for entry in proc_root.iterdir() if entry.name.isdigit()]
     except OSError:
         return 0
+    children: dict[int, list[int]] = {}
+    resident: dict[int, int] = {}
     for entry in entries:
-        if not entry.name.isdigit():
-            continue
         try:
             stat = (entry / "stat").read_text("ascii", errors="replace")
-        except OSError:
+            # The command name (second field) may hold spaces or parentheses; the rest
+            # follows its last closing parenthesis.
+            fields = stat[stat.rfind(")") + 2 :].split()
+            pid, parent, pages = int(entry.name), int(fields[1]), int(fields[21])
+        except (OSError, IndexError, ValueError):
             continue
-        # The command name (second field) may hold spaces or parentheses; the rest follows
-        # its last closing parenthesis.
-        fields = stat[stat.rfind(")") + 2 :].split()
-        try:
-            if int(fields[3]) == session:
-                total += int(fields[21]) * _PAGE_SIZE
-        except (IndexError, ValueError):
-            continue
+        children.setdefault(parent, []).append(pid)
+        resident[pid] = pages * _PAGE_SIZE
+    total, todo, seen = 0, [root], {root}
+    while todo:
+        pid = todo.pop()
+        total += resident.get(pid, 0)
+        for child in children.get(pid, ()):
+            if child not in seen:
+                seen.add(child)
+                todo.append(child)
     return total
 
 
@@ -420,7 +427,7 @@ def _run_once(
             code = proc.wait(timeout=max(0.0, min(left, _ALIVE_POLL)))
             break
         except subprocess.TimeoutExpired:
-            if time.monotonic() >= deadline or session_memory(proc.pid) > MEMORY_LIMIT:
+            if time.monotonic() >= deadline or tree_memory(proc.pid) > MEMORY_LIMIT:
                 os.killpg(proc.pid, 9)
                 proc.wait()
                 return "timeout", None, time.monotonic() - started

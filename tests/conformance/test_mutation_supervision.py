@@ -9,6 +9,7 @@ without end is ended at the memory bound, long before its timeout.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -90,29 +91,45 @@ def test_a_run_that_grows_without_end_is_ended_at_the_memory_bound(
     assert not [pid for pid in children if _alive(pid)]
 
 
-HOLD = "b = bytearray(64 * 1024 * 1024); import time; time.sleep(60)"
+HOLD = """
+import subprocess, sys, time
+held = bytearray(64 * 1024 * 1024)
+subprocess.Popen(
+    [sys.executable, "-S", "-c", "b = bytearray(32 * 1024 * 1024); import time; time.sleep(60)"],
+    start_new_session=True,
+)
+time.sleep(60)
+"""
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="the bound reads /proc")
-def test_session_memory_counts_the_session_and_nothing_else(tmp_path: Path) -> None:
-    """A session's resident memory is its processes' own; another session holds none of it."""
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-S",
-            "-c",
-            "b = bytearray(64 * 1024 * 1024); import time; time.sleep(60)",
-        ],
-        start_new_session=True,
-    )
+def test_tree_memory_counts_the_process_and_its_descendants_alone(tmp_path: Path) -> None:
+    """A run's resident memory is its own and its children's, a child in a session of its
+    own included (the suite starts its host adapters so); another process holds none of it."""
+    script = tmp_path / "hold.py"
+    script.write_text(HOLD, encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-S", str(script)], start_new_session=True)
     try:
         deadline = time.monotonic() + 20.0
-        while mutation_judge.session_memory(proc.pid) < 64 * 1024 * 1024:
-            assert time.monotonic() < deadline, "the child's 64 MiB were never counted"
+        while mutation_judge.tree_memory(proc.pid) < 96 * 1024 * 1024:
+            assert time.monotonic() < deadline, "the 64 + 32 MiB of the tree were never counted"
             time.sleep(0.05)
-        assert mutation_judge.session_memory(proc.pid) < 1024**3
+        assert mutation_judge.tree_memory(proc.pid) < 1024**3
     finally:
+        for child in _children(proc.pid):
+            os.kill(child, 9)
         proc.kill()
         proc.wait()
-    assert mutation_judge.session_memory(proc.pid) == 0
-    assert mutation_judge.session_memory(os.getsid(0), tmp_path / "absent") == 0
+    assert mutation_judge.tree_memory(proc.pid) == 0
+    assert mutation_judge.tree_memory(os.getpid(), tmp_path / "absent") == 0
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                stat = (entry / "stat").read_text("ascii", errors="replace")
+                if int(stat[stat.rfind(")") + 2 :].split()[1]) == pid:
+                    found.append(int(entry.name))
+    return found
