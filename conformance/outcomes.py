@@ -5,9 +5,10 @@ raises :class:`RequirementError`, which names the requirement IDs it violates; :
 records a non-strict finding and lets the check go on; :func:`accept` records which of an
 EITHER's alternatives the host chose; :func:`hardening` adds a row to the hardening table. A
 judgment that rests on a disposition the suite could not learn (:class:`UnlearnedDisposition`)
-leaves its requirements unchecked, never passed nor failed. The
-plugin reads these records after each check. Messages are static text, reference names and
-labels: no function here may be handed a value or a canary.
+leaves its requirements unchecked, never passed nor failed. A check, or a suite-side host
+adapter (:func:`start_call_thread`), that cannot go on for a reason of the suite's own raises
+:class:`SuiteError`. The plugin reads these records after each check. Messages are static
+text, reference names and labels: no function here may be handed a value or a canary.
 """
 
 from __future__ import annotations
