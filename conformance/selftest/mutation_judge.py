@@ -42,11 +42,12 @@ PROBE_TIMEOUT: Final = 60.0
 PROBE_MAX_BYTES: Final = 64 * 1024
 
 #: Bytes of resident memory one suite run may hold, summed over its process and every
-#: descendant (the suite, and over MCP the driver it starts). An unmutated run holds about 110 MB. A
-#: mutant can make the host grow without end (a scrubber that looks for an empty form appends
-#: the same match forever): without a bound such a run took the machine's memory until the
-#: timeout, starving the other worker. A run over the bound is ended at once and counted as a
-#: run past its timeout: a host that does not end its call, caught by the runner, not a verdict.
+#: descendant (the suite, and over MCP the driver it starts). An unmutated run holds about
+#: 110 MB. A mutant can make the host grow without end (a scrubber that looks for an empty form
+#: appends the same match forever): without a bound such a run took the machine's memory until
+#: the timeout, starving the other worker. A run over the bound is ended at once and counted as
+#: a run past its timeout: a host that does not end its call, caught by the runner, not a
+#: verdict.
 MEMORY_LIMIT: Final = 2 * 1024**3
 
 #: The checks a mutation run leaves out: the bounded-work checks of invariant 7 time the host,
@@ -408,8 +409,8 @@ def _run_once(
     """Run one suite command in the copy: ``exited`` with its code, ``timeout`` or ``error``.
 
     The run is bounded in time (``timeout``) and in memory (:data:`MEMORY_LIMIT`, read every
-    half second where ``/proc`` exists); past either it is killed with its whole session and
-    ends as ``timeout``.
+    half second where ``/proc`` exists); past either its process group is killed and it ends as
+    ``timeout``.
     """
     started = time.monotonic()
     proc = subprocess.Popen(
