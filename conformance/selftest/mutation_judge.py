@@ -244,19 +244,18 @@ def check_imports(scratch: Scratch) -> None:
             raise RuntimeError("a suite run would not import the scratch copy")
 
 
-def tree_memory(root: int, proc_root: Path = Path("/proc")) -> int:
-    """Bytes of resident memory held by process ``root`` and its descendants; 0 where unknown.
+def process_tree(root: int, proc_root: Path = Path("/proc")) -> dict[int, int]:
+    """Process ``root`` and its live descendants, each with its resident memory in bytes.
 
     Read from ``/proc/<pid>/stat`` (Linux): its fourth field is the parent, its twenty-fourth
     the resident pages. Descendants are found by their parents, not by session, so a host
-    adapter the suite starts in a session of its own is counted too. A process that ends while
-    it is read, or a system without ``/proc``, adds nothing, so the bound is never a reason to
-    end a run where it cannot be read.
+    adapter the suite starts in a session of its own is found too. A process that ends while it
+    is read is left out; without ``/proc`` the tree is empty.
     """
     try:
         entries = [entry for entry in proc_root.iterdir() if entry.name.isdigit()]
     except OSError:
-        return 0
+        return {}
     children: dict[int, list[int]] = {}
     resident: dict[int, int] = {}
     for entry in entries:
@@ -270,15 +269,36 @@ def tree_memory(root: int, proc_root: Path = Path("/proc")) -> int:
             continue
         children.setdefault(parent, []).append(pid)
         resident[pid] = pages * _PAGE_SIZE
-    total, todo, seen = 0, [root], {root}
+    tree: dict[int, int] = {}
+    todo = [root]
     while todo:
         pid = todo.pop()
-        total += resident.get(pid, 0)
-        for child in children.get(pid, ()):
-            if child not in seen:
-                seen.add(child)
-                todo.append(child)
-    return total
+        if pid in tree or pid not in resident:
+            continue
+        tree[pid] = resident[pid]
+        todo.extend(children.get(pid, ()))
+    return tree
+
+
+def tree_memory(root: int, proc_root: Path = Path("/proc")) -> int:
+    """Bytes of resident memory held by process ``root`` and its descendants; 0 where unknown,
+    so the bound is never a reason to end a run where it cannot be read."""
+    return sum(process_tree(root, proc_root).values())
+
+
+def _kill_run(proc: subprocess.Popen[Any]) -> None:
+    """Kill a suite run that went past a bound: every process of its tree, then its group.
+
+    The tree is read first, while the run still holds it: a host adapter the suite started in
+    a session of its own (the MCP driver, the mutant itself on that path) would otherwise be
+    orphaned, and go on, by killing the group alone.
+    """
+    for pid in process_tree(proc.pid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, 9)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, 9)
+    proc.wait()
 
 
 _PAGE_SIZE: Final = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -409,8 +429,8 @@ def _run_once(
     """Run one suite command in the copy: ``exited`` with its code, ``timeout`` or ``error``.
 
     The run is bounded in time (``timeout``) and in memory (:data:`MEMORY_LIMIT`, read every
-    half second where ``/proc`` exists); past either its process group is killed and it ends as
-    ``timeout``.
+    half second where ``/proc`` exists); past either its whole tree is killed (:func:`_kill_run`)
+    and it ends as ``timeout``.
     """
     started = time.monotonic()
     proc = subprocess.Popen(
@@ -429,12 +449,10 @@ def _run_once(
             break
         except subprocess.TimeoutExpired:
             if time.monotonic() >= deadline or tree_memory(proc.pid) > MEMORY_LIMIT:
-                os.killpg(proc.pid, 9)
-                proc.wait()
+                _kill_run(proc)
                 return "timeout", None, time.monotonic() - started
             if alive is not None and not alive():
-                os.killpg(proc.pid, 9)
-                proc.wait()
+                _kill_run(proc)
                 return "error", None, time.monotonic() - started
     # Whatever the run started in its session (an adapter's children) ends with it.
     _end_group(proc)

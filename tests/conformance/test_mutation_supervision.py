@@ -60,7 +60,11 @@ def test_a_hanging_import_probe_ends_at_its_bound_with_its_tree(
 
 GROW = """
 import subprocess, sys, time
-child = subprocess.Popen([sys.executable, "-S", "-c", "import time; time.sleep(3600)"])
+# A child in a session of its own, as the suite starts a host adapter: killing the run's group
+# alone would leave it running.
+child = subprocess.Popen(
+    [sys.executable, "-S", "-c", "import time; time.sleep(3600)"], start_new_session=True
+)
 print(child.pid, flush=True)
 held = []
 while len(held) < 64:  # 512 MiB at most, whatever becomes of the bound
