@@ -37,7 +37,13 @@ CLOCKS: dict[str, Callable[[], float]] = {
 def test_linear_work_is_under_the_bound_and_quadratic_over_it(clock: str) -> None:
     small, large = "x" * 2_000, "x" * 20_000
     assert growth_ratio(linear, small, large, BOUND, clock=CLOCKS[clock]) < BOUND
-    assert growth_ratio(quadratic, small, large, BOUND, clock=CLOCKS[clock]) >= BOUND
+    # growth_ratio keeps the lowest ratio and stops at the first under the bound, so that load
+    # never fails linear work; the price is that one measurement whose small run was slowed
+    # throughout reads quadratic work low (24.8 for a usual 82 to 86, once, on the wall clock
+    # beside six other jobs on two cores). So quadratic work must read over the bound in one of
+    # three measurements: a tool that cannot see quadratic growth never does.
+    readings = (growth_ratio(quadratic, small, large, BOUND, clock=CLOCKS[clock]) for _ in range(3))
+    assert any(ratio >= BOUND for ratio in readings)
 
 
 @pytest.mark.req("INV7")
