@@ -63,15 +63,22 @@ def become_subreaper() -> bool:
     return _subreaper
 
 
-def _stat(pid: int) -> tuple[int, int, str] | None:
-    """Return (parent pid, process group, state) of ``pid``, or ``None`` if it is gone."""
+def stat_fields(pid: int) -> list[str] | None:
+    """Return the fields of ``/proc/<pid>/stat`` after the command name, or ``None`` if it is
+    gone: the state first (the stat file's third field), then the parent, the process group,
+    and so on, so that the stat file's field N is at index N - 3."""
     try:
         text = (_PROC / str(pid) / "stat").read_text(encoding="ascii", errors="replace")
     except OSError:
         return None
     # The command name is in parentheses and may hold spaces or parentheses itself.
-    fields = text[text.rfind(")") + 2 :].split()
-    if len(fields) < 3:
+    return text[text.rfind(")") + 2 :].split()
+
+
+def _stat(pid: int) -> tuple[int, int, str] | None:
+    """Return (parent pid, process group, state) of ``pid``, or ``None`` if it is gone."""
+    fields = stat_fields(pid)
+    if fields is None or len(fields) < 3:
         return None
     return int(fields[1]), int(fields[2]), fields[0]
 
@@ -84,7 +91,8 @@ def _carries(pid: int, marker: bytes) -> bool:
     return marker in environ.split(b"\0")
 
 
-def _pids() -> list[int]:
+def all_pids() -> list[int]:
+    """Return every process id ``/proc`` lists now; none without ``/proc``."""
     try:
         return [int(entry.name) for entry in _PROC.iterdir() if entry.name.isdigit()]
     except OSError:
@@ -144,7 +152,7 @@ class Supervised:
         marker = f"{TREE_MARKER_ENV}={self.marker}".encode("ascii")
         me = os.getpid()
         table: dict[int, tuple[int, int, str]] = {}
-        for pid in _pids():
+        for pid in all_pids():
             if pid == me:
                 continue
             stat = _stat(pid)
@@ -230,7 +238,7 @@ def end_strays() -> int:
     me = os.getpid()
     strays = [
         pid
-        for pid in _pids()
+        for pid in all_pids()
         if (stat := _stat(pid)) is not None and stat[0] == me and stat[2] != "Z"
     ]
     for pid in strays:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from conformance.hosts._supervise import all_pids, stat_fields
 from conformance.model import MODEL_DIR, MODEL_PATH_ENV
 from conformance.selftest.mutation_draw import Mutant
 
@@ -244,31 +245,23 @@ def check_imports(scratch: Scratch) -> None:
             raise RuntimeError("a suite run would not import the scratch copy")
 
 
-def process_tree(root: int, proc_root: Path = Path("/proc")) -> dict[int, int]:
+def process_tree(root: int) -> dict[int, int]:
     """Process ``root`` and its live descendants, each with its resident memory in bytes.
 
-    Read from ``/proc/<pid>/stat`` (Linux): its fourth field is the parent, its twenty-fourth
-    the resident pages. Descendants are found by their parents, not by session, so a host
-    adapter the suite starts in a session of its own is found too. A process that ends while it
-    is read is left out; without ``/proc`` the tree is empty.
+    Read from ``/proc`` (Linux) with the supervisor's reader: the stat file's fourth field is
+    the parent, its twenty-fourth the resident pages. Descendants are found by their parents,
+    not by session, so a host adapter the suite starts in a session of its own is found too. A
+    process that ends while it is read is left out; without ``/proc`` the tree is empty.
     """
-    try:
-        entries = [entry for entry in proc_root.iterdir() if entry.name.isdigit()]
-    except OSError:
-        return {}
     children: dict[int, list[int]] = {}
     resident: dict[int, int] = {}
-    for entry in entries:
-        try:
-            stat = (entry / "stat").read_text("ascii", errors="replace")
-            # The command name (second field) may hold spaces or parentheses; the rest
-            # follows its last closing parenthesis.
-            fields = stat[stat.rfind(")") + 2 :].split()
-            pid, parent, pages = int(entry.name), int(fields[1]), int(fields[21])
-        except (OSError, IndexError, ValueError):
+    for pid in all_pids():
+        fields = stat_fields(pid)
+        if fields is None or len(fields) < 22:
             continue
+        parent = int(fields[1])
         children.setdefault(parent, []).append(pid)
-        resident[pid] = pages * _PAGE_SIZE
+        resident[pid] = int(fields[21]) * _PAGE_SIZE
     tree: dict[int, int] = {}
     todo = [root]
     while todo:
@@ -280,10 +273,10 @@ def process_tree(root: int, proc_root: Path = Path("/proc")) -> dict[int, int]:
     return tree
 
 
-def tree_memory(root: int, proc_root: Path = Path("/proc")) -> int:
+def tree_memory(root: int) -> int:
     """Bytes of resident memory held by process ``root`` and its descendants; 0 where unknown,
     so the bound is never a reason to end a run where it cannot be read."""
-    return sum(process_tree(root, proc_root).values())
+    return sum(process_tree(root).values())
 
 
 def _kill_run(proc: subprocess.Popen[Any]) -> None:

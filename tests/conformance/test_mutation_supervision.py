@@ -9,7 +9,6 @@ without end is ended at the memory bound, long before its timeout.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.hosts import _supervise
 from conformance.selftest import mutation_judge
 from conformance.selftest.mutation_judge import Scratch, check_imports
 
@@ -32,12 +32,16 @@ if os.environ.get("SECREF_TEST_HANG_MARK"):
 
 
 def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    status = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
-    return status.rsplit(")", 1)[-1].split()[0] != "Z"
+    fields = _supervise.stat_fields(pid)
+    return fields is not None and fields[0] != "Z"
+
+
+def _assert_ended(marks: Path) -> None:
+    """Every process whose id the run wrote to ``marks`` is gone (there was at least one)."""
+    started = [int(line) for line in marks.read_text(encoding="utf-8").split()]
+    assert started, "the run started no grandchild, so the test proves nothing"
+    time.sleep(0.2)
+    assert not [pid for pid in started if _alive(pid)]
 
 
 def test_a_hanging_import_probe_ends_at_its_bound_with_its_tree(
@@ -52,10 +56,7 @@ def test_a_hanging_import_probe_ends_at_its_bound_with_its_tree(
     with pytest.raises(RuntimeError, match="did not end within 2 s"):
         check_imports(Scratch(tmp_path))
     assert time.monotonic() - started < 10.0
-    children = [int(line) for line in mark.read_text(encoding="utf-8").split()]
-    assert children, "the start-up started no grandchild, so the test proves nothing"
-    time.sleep(0.2)
-    assert not [pid for pid in children if _alive(pid)]
+    _assert_ended(mark)
 
 
 GROW = """
@@ -89,10 +90,7 @@ def test_a_run_that_grows_without_end_is_ended_at_the_memory_bound(
     assert (status, code) == ("timeout", None)
     assert seconds < 20.0
     assert time.monotonic() - started < 20.0
-    children = [int(line) for line in out.read_text(encoding="utf-8").split()]
-    assert children, "the run started no grandchild, so the test proves nothing"
-    time.sleep(0.2)
-    assert not [pid for pid in children if _alive(pid)]
+    _assert_ended(out)
 
 
 HOLD = """
@@ -107,7 +105,9 @@ time.sleep(60)
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="the bound reads /proc")
-def test_tree_memory_counts_the_process_and_its_descendants_alone(tmp_path: Path) -> None:
+def test_tree_memory_counts_the_process_and_its_descendants_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A run's resident memory is its own and its children's, a child in a session of its
     own included (the suite starts its host adapters so); another process holds none of it."""
     script = tmp_path / "hold.py"
@@ -120,20 +120,9 @@ def test_tree_memory_counts_the_process_and_its_descendants_alone(tmp_path: Path
             time.sleep(0.05)
         assert mutation_judge.tree_memory(proc.pid) < 1024**3
     finally:
-        for child in _children(proc.pid):
-            os.kill(child, 9)
-        proc.kill()
+        for pid in mutation_judge.process_tree(proc.pid):
+            os.kill(pid, 9)
         proc.wait()
     assert mutation_judge.tree_memory(proc.pid) == 0
-    assert mutation_judge.tree_memory(os.getpid(), tmp_path / "absent") == 0
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError, IndexError, ValueError):
-                stat = (entry / "stat").read_text("ascii", errors="replace")
-                if int(stat[stat.rfind(")") + 2 :].split()[1]) == pid:
-                    found.append(int(entry.name))
-    return found
+    monkeypatch.setattr(_supervise, "_PROC", tmp_path / "absent")
+    assert mutation_judge.tree_memory(os.getpid()) == 0
