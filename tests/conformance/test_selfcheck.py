@@ -161,14 +161,7 @@ def test_the_suites_own_error_fails_no_requirement(tmp_path: Path) -> None:
             raise SuiteError("the draws were not repeatable")
         """,
     )
-    run = run_suite(tmp_path / "out", target=target)
-    report = run.report()
-    assert report["verdict"] == "harness-error"
-    (check,) = report["checks"]
-    assert check["outcome"] == "error"
-    assert check["failedRequirements"] == []
-    assert check["detail"].startswith("suite error: ")
-    assert run.failed_requirements() == set()
+    _assert_suite_error(tmp_path, target, "suite error: ")
 
 
 @pytest.mark.req("APPR-009")
@@ -189,11 +182,17 @@ def test_a_call_thread_the_suite_cannot_start_fails_no_requirement(tmp_path: Pat
             host.start("recorder", "{}")
         """,
     )
+    _assert_suite_error(tmp_path, target, "suite error: the suite could not start a thread")
+
+
+def _assert_suite_error(tmp_path: Path, target: list[str], detail: str) -> None:
+    """The one check in ``target`` errs on the suite's own error, whose text begins ``detail``:
+    the run is a harness error and no requirement is failed."""
     run = run_suite(tmp_path / "out", target=target)
     report = run.report()
     assert report["verdict"] == "harness-error"
     (check,) = report["checks"]
     assert check["outcome"] == "error"
     assert check["failedRequirements"] == []
-    assert check["detail"].startswith("suite error: the suite could not start a thread")
+    assert check["detail"].startswith(detail)
     assert run.failed_requirements() == set()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,15 +44,9 @@ def test_an_npm_framework_without_node_is_one_line_and_not_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr("shutil.which", lambda name: None)
-    out = tmp_path / "r"
-    code = envs.main(
-        ["--root", str(tmp_path / "prefixes"), "--only", "playwright-mcp",
-         "--report-json", str(out / "f.json"), "--report-md", str(out / "f.md")]
-    )  # fmt: skip
-    assert code == 0
+    document = _run_playwright_only(tmp_path)
     line = "playwright-mcp: no node and no npm on this machine"
     assert capsys.readouterr().out.splitlines()[0] == line
-    document = json.loads((out / "f.json").read_text("utf-8"))
     assert (document["frameworks"], document["notRun"]) == ([], [line])
     assert not (tmp_path / "prefixes").exists()
 
@@ -87,13 +82,19 @@ def test_a_failed_npm_install_names_its_cause_and_is_not_run(
         return subprocess.CompletedProcess(step, 1, b"", b"npm error code E404\nnpm error 404\n")
 
     monkeypatch.setattr(subprocess, "run", fail)
+    document = _run_playwright_only(tmp_path)
+    line = "playwright-mcp: the install failed (exit 1): npm error code E404"
+    assert capsys.readouterr().out.splitlines()[0] == line
+    assert (document["frameworks"], document["notRun"]) == ([], [line])
+
+
+def _run_playwright_only(tmp_path: Path) -> dict[str, Any]:
+    """Run the env step for Playwright MCP alone, under ``tmp_path``; return its JSON report."""
     out = tmp_path / "r"
     code = envs.main(
         ["--root", str(tmp_path / "prefixes"), "--only", "playwright-mcp",
          "--report-json", str(out / "f.json"), "--report-md", str(out / "f.md")]
     )  # fmt: skip
     assert code == 0
-    line = "playwright-mcp: the install failed (exit 1): npm error code E404"
-    assert capsys.readouterr().out.splitlines()[0] == line
-    document = json.loads((out / "f.json").read_text("utf-8"))
-    assert (document["frameworks"], document["notRun"]) == ([], [line])
+    document: dict[str, Any] = json.loads((out / "f.json").read_text("utf-8"))
+    return document
