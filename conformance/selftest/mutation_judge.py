@@ -51,6 +51,9 @@ PROBE_MAX_BYTES: Final = 64 * 1024
 #: verdict.
 MEMORY_LIMIT: Final = 2 * 1024**3
 
+#: Bytes per page, the unit of the resident size ``/proc`` gives.
+_PAGE_SIZE: Final = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
 #: The checks a mutation run leaves out: the bounded-work checks of invariant 7 time the host,
 #: and on a machine shared with other work their ratios can cross the bound by chance, which
 #: would count a mutant as killed by noise. cosmic-ray's operators change no loop's complexity
@@ -292,9 +295,6 @@ def _kill_run(proc: subprocess.Popen[Any]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, 9)
     proc.wait()
-
-
-_PAGE_SIZE: Final = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 def _end_group(proc: subprocess.Popen[Any]) -> None:
