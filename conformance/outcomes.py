@@ -21,6 +21,7 @@ from typing import Final, NoReturn
 
 import pytest
 
+from conformance.catalog import SHOULD, load_catalog
 from conformance.kernel.records import NOT_APPLICABLE_PREFIX as NOT_APPLICABLE_PREFIX
 from conformance.kernel.records import Outcome as Outcome
 
@@ -182,14 +183,38 @@ def _unlearned(requirements: str | Sequence[str]) -> bool:
     return True
 
 
+def _stopping(requirements: str | Sequence[str]) -> None:
+    """Refuse a judgment that would stop a check for SHOULD requirements alone.
+
+    A check that stops at a SHOULD never makes the judgments after it, so a host that differs
+    from a SHOULD, as the rulings let it, would see the MUST requirements those judgments cite
+    reported unchecked and the run incomplete (decisions S1). A SHOULD is noted with
+    :func:`should`, which lets the check go on. The refusal comes whether or not the condition
+    holds, so the first run of such a check on any host shows it.
+
+    Raises:
+        SuiteError: Every one of ``requirements`` is a SHOULD of the catalog.
+    """
+    ids = (requirements,) if isinstance(requirements, str) else tuple(requirements)
+    catalog = load_catalog()
+    levels = {entry.level if (entry := catalog.get(rid)) else None for rid in ids}
+    if ids and levels == {SHOULD}:
+        raise SuiteError(
+            f"a check would stop for SHOULD requirements alone ({', '.join(ids)}); "
+            "a SHOULD is noted with should() and the check goes on"
+        )
+
+
 def fail(requirements: str | Sequence[str], detail: str) -> NoReturn:
     """Fail the check for violating ``requirements``.
 
     Raises:
         RequirementError: Always, unless the failure rests on an unlearned disposition.
         pytest.skip.Exception: It does: ``requirements`` are unchecked, never failed.
+        SuiteError: ``requirements`` are SHOULDs alone (:func:`_stopping`).
     """
     __tracebackhide__ = True  # the failure is the check's, not this helper's
+    _stopping(requirements)
     if _unlearned(requirements):
         pytest.skip(UNLEARNED_REASON)
     raise RequirementError(requirements, detail)
@@ -208,8 +233,11 @@ def require(condition: bool, requirements: str | Sequence[str], detail: str) -> 
         pytest.skip.Exception: ``condition`` rests on a disposition the suite could not learn
             (:class:`UnlearnedDisposition`) and is false: ``requirements`` are unchecked. When
             it holds they are unchecked too, and the check goes on.
+        SuiteError: ``requirements`` are SHOULDs alone (:func:`_stopping`), whether or not
+            ``condition`` holds.
     """
     __tracebackhide__ = True  # the failure is the check's, not this helper's
+    _stopping(requirements)
     if _unlearned(requirements):
         if not condition:
             pytest.skip(UNLEARNED_REASON)

@@ -17,7 +17,7 @@ import pytest
 
 from conformance.canary import Kind, Mint
 from conformance.host import Answer, HandlerKind
-from conformance.outcomes import not_applicable, require, should
+from conformance.outcomes import not_applicable, require, should, unchecked
 from conformance.scenario import (
     ECHO,
     LEDGER_FIELDS,
@@ -256,13 +256,12 @@ def test_duration_counts_the_call(host: RecordingHost, mint: Mint) -> None:
     outcome = host.invoke(slow.name, args_json({"x": ref(secret.id)}))
     # The call cannot have taken longer than the invoke that ran it (a second of slack).
     ceiling = int((time.monotonic() - started) * 1000) + 1000
-    require(
-        outcome.is_error,
-        "LEDG-021",
-        f"a handler that outlived the execution timeout ended {outcome.disposition}, not failed",
-    )
     records = ledger_records(host.observe())
-    require(len(records) == 1, "LEDG-021", f"{len(records)} ledger records for one call")
+    if not outcome.is_error or len(records) != 1:
+        # The call did not end as the timeout ends it, or left no single record to read: other
+        # checks judge those; what durationMs says of this call cannot be read.
+        unchecked("LEDG-021", "the held call did not end failed with one ledger record")
+        return
     duration = records[0].get("durationMs")
     floor = int(_EXECUTION_TIMEOUT_S * 1000 / 2)
     should(

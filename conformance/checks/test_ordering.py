@@ -17,8 +17,8 @@ import pytest
 
 from conformance import vectors
 from conformance.canary import Mint
-from conformance.host import Answer, Control, HandlerKind, HostConfig, SecretSpec
-from conformance.outcomes import accept, require
+from conformance.host import Answer, CallResult, Control, HandlerKind, HostConfig, SecretSpec
+from conformance.outcomes import accept, require, should
 from conformance.scenario import (
     PROVIDER,
     RECORDER,
@@ -119,18 +119,21 @@ def test_ordering_vector(host: RecordingHost, mint: Mint, vector: OrderingVector
     host.reset(host_config)
     outcome = host.invoke(RECORDER.name, args)
     seen = host.observe()
-    named = ("ORD-001",) if vector.level == "MUST" else ("ORD-002",)
-    require(
-        outcome.disposition == vector.disposition,
-        named,
-        f"{outcome.disposition} won; {vector.winner} ({vector.disposition}) should have",
-    )
-    if vector.message_prefix:
+    if vector.level == "MUST":
+        disposition = vector.disposition
         require(
-            outcome.text.startswith(vector.message_prefix),
-            (*named, *[rid for rid in vector.requirements if rid.startswith("MSG-")]),
-            f"the refusal does not begin with the {vector.winner} message",
+            outcome.disposition == disposition,
+            "ORD-001",
+            f"{outcome.disposition} won; {vector.winner} ({disposition}) should have",
         )
+        if vector.message_prefix:
+            require(
+                outcome.text.startswith(vector.message_prefix),
+                ("ORD-001", *[rid for rid in vector.requirements if rid.startswith("MSG-")]),
+                f"the refusal does not begin with the {vector.winner} message",
+            )
+    else:
+        disposition = _resolution_winner(outcome, vector)
     require(seen.receipts == (), ("INV2", "SUBST-004"), "the tool ran for a refused call")
     require(seen.approval_requests == (), "ORD-003", "a call refused before the prompt prompted")
     if vector.winner in _BEFORE_VAULT:
@@ -142,10 +145,37 @@ def test_ordering_vector(host: RecordingHost, mint: Mint, vector: OrderingVector
     records = ledger_records(seen)
     require(len(records) == 1, "LEDG-005", "a refused call was not recorded once")
     require(
-        records[0].get("approvalDisposition") == vector.disposition,
+        records[0].get("approvalDisposition") == disposition,
         ("LEDG-008", "LEDG-005"),
         "the ledger records another disposition than the refusal's",
     )
+
+
+def _resolution_winner(outcome: CallResult, vector: OrderingVector) -> str:
+    """Judge a refusal among conditions met within resolution, and return its disposition.
+
+    Their order is a SHOULD (decisions R2.3): the call must end with one of their refusals,
+    disposition and message both (MUST), and one other than the vector's winner is reported
+    non-strict while the check goes on to judge the rest.
+    """
+    taken = [
+        condition
+        for condition in vector.conditions
+        if outcome.disposition == _SINGLE[condition][1]
+        and outcome.text.startswith(_SINGLE[condition][2])
+    ]
+    require(
+        bool(taken),
+        [rid for rid in vector.requirements if rid.startswith("MSG-")],
+        f"the call ended {outcome.disposition} with none of the refusals of "
+        f"{', '.join(vector.conditions)}",
+    )
+    should(
+        vector.winner in taken,
+        "ORD-002",
+        f"{taken[0]} won; {vector.winner} ({vector.disposition}) should have",
+    )
+    return vector.disposition if vector.winner in taken else _SINGLE[taken[0]][1]
 
 
 _SINGLE: dict[str, tuple[tuple[str, ...], str, str, str]] = {
@@ -346,7 +376,7 @@ def test_steps_in_design_order(host: RecordingHost, mint: Mint) -> None:
     require(during.get("receipts") == 0, "ORD-005", "the tool ran before the prompt")
     require(during.get("records") == 0, "ORD-005", "the ledger was written before execution")
     require(len(after.receipts) == 1, "ORD-005", "the approved tool did not run")
-    require(
+    should(
         after.vault_reads == during.get("reads"),
         "VAULT-004",
         "the vault was read again after the prompt",

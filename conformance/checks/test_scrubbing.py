@@ -125,14 +125,20 @@ def test_scrub_vector(host: RecordingHost, mint: Mint, members: tuple[ScrubVecto
                 f"{vector.id}: form {', '.join(survived)} survived scrubbing",
             )
         if "shared" in vector.flags:
+            # Either reference that holds the value may name it (decisions R5.3): the first in
+            # order of use, as the reference host does, or the other.
             first = placeholder(secrets[0].id, members[0].field)
+            sharing = [
+                placeholder(other.id, m.field)
+                for other, m in zip(secrets, members, strict=True)
+                if "shared" in m.flags and m.value == vector.value
+            ]
             require(
-                mine in result or first in result,
+                any(name in result for name in sharing),
                 "SCRUB-007",
                 f"{vector.id}: no placeholder of either reference replaced the shared value",
             )
-            if mine not in result:
-                accept("SCRUB-008", "first")
+            accept("SCRUB-008", "first" if first in result else "other")
             continue
         require(
             mine in result
@@ -278,8 +284,7 @@ def test_hardening_forms(host: RecordingHost, mint: Mint, kind: Kind) -> None:
     static = tool("static", HandlerKind.STATIC, text=text)
     host.reset(config([secret], tools=(static,)))
     outcome = host.invoke(static.name, args_json({"v": ref(secret.id)}))
-    require(not outcome.is_error, "SCRUB-015", f"the call ended {outcome.disposition}")
-    if not all(f"{name}: " in outcome.text for name in forms):
+    if outcome.is_error or not all(f"{name}: " in outcome.text for name in forms):
         # The handler's own lines did not come back, so a missing form says nothing.
         unchecked("SCRUB-015", "the static handler's text did not come back")
         return

@@ -74,10 +74,6 @@ def test_should_is_non_strict_and_either_is_reported(tmp_path: Path) -> None:
         def test_should_missed(host):
             should(False, "MSG-013", "the location is missing")
 
-        @pytest.mark.req("MSG-013")
-        def test_should_raised(host):
-            require(False, "MSG-013", "the location is missing")
-
         @pytest.mark.req("GRAM-007")
         def test_either(host):
             accept("GRAM-007", "literal")
@@ -91,12 +87,52 @@ def test_should_is_non_strict_and_either_is_reported(tmp_path: Path) -> None:
     outcomes = {check["id"].split("::")[-1]: check["outcome"] for check in report["checks"]}
     assert outcomes == {
         "test_should_missed": "non-strict",
-        "test_should_raised": "non-strict",
         "test_either": "accepted-alternative",
     }
     by_id = {item["id"]: item for item in report["requirements"]}
     assert by_id["MSG-013"]["outcome"] == "non-strict"
     assert by_id["GRAM-007"]["alternatives"] == ["literal"]
+
+
+@pytest.mark.req("ORD-002", "MSG-011")
+@pytest.mark.parametrize("holds", [True, False])
+def test_a_check_that_would_stop_for_a_should_alone_is_a_suite_error(
+    tmp_path: Path, holds: bool
+) -> None:
+    """require() and fail() naming SHOULD requirements alone end the check as the suite's own
+    error, on any host and whether or not the condition holds: a check stopped there would
+    leave the MUST judgments after it unmade, and a host that departs from the SHOULD, as it
+    may, would get an incomplete run. Naming a MUST beside the SHOULD is a judgment that may
+    stop the check."""
+    target = write_check(
+        tmp_path,
+        f"""
+        from conformance.outcomes import fail
+
+        @pytest.mark.req("ORD-002", "MSG-011")
+        def test_stops_at_a_should(host):
+            require({holds}, "ORD-002", "another refusal won")
+            require(True, "MSG-011", "the refusal is not the ruling's")
+
+        @pytest.mark.req("ORD-002")
+        def test_fails_a_should(host):
+            fail(("ORD-002", "GRAM-006"), "another refusal won")
+
+        @pytest.mark.req("ORD-002", "MSG-011")
+        def test_names_a_must_beside(host):
+            require({holds}, ("ORD-002", "MSG-011"), "another refusal won")
+        """,
+    )
+    report = run_suite(tmp_path / "out", target=target).report()
+    assert (report["verdict"], report["exitCode"]) == ("harness-error", 2)
+    outcomes = {check["id"].split("::")[-1]: check["outcome"] for check in report["checks"]}
+    assert outcomes == {
+        "test_stops_at_a_should": "error",
+        "test_fails_a_should": "error",
+        "test_names_a_must_beside": "pass" if holds else "fail",
+    }
+    details = [check.get("detail", "") for check in report["checks"]]
+    assert any("SHOULD requirements alone (ORD-002)" in detail for detail in details)
 
 
 @pytest.mark.req("INV1", "LOG-001")
