@@ -657,8 +657,14 @@ def vector_vault(mint: Mint, vector_secrets: Sequence[Any]) -> tuple[SecretSpec,
 
 _ORACLE_RE: Final = re.compile(r"\{\{secret:([^{}]*)\}\}", re.IGNORECASE | re.ASCII)
 
+#: The same, with a marker whose letters case-fold to ``secret`` outside ASCII too (the long s,
+#: U+017F): what a host that reads such a marker as one substitutes (decisions R1.3).
+_ORACLE_FOLDED_RE: Final = re.compile(r"\{\{secret:([^{}]*)\}\}", re.IGNORECASE)
 
-def substitute_oracle(node: Any, secrets_by_id: Mapping[str, SecretSpec]) -> Any:
+
+def substitute_oracle(
+    node: Any, secrets_by_id: Mapping[str, SecretSpec], *, folded_markers: bool = False
+) -> Any:
     """Return the parsed argument tree with every valid reference replaced by its value.
 
     The suite's own model of a correct substitution (decisions R1, R4), for argument trees in
@@ -667,16 +673,26 @@ def substitute_oracle(node: Any, secrets_by_id: Mapping[str, SecretSpec]) -> Any
     Args:
         node: A parsed JSON tree.
         secrets_by_id: The vault, by lower-case id.
+        folded_markers: Read a marker spelled with non-ASCII letters that case-fold to
+            ``secret`` as a marker, the alternative of decisions R1.3 that reads it so; by
+            default it is plain text, the reference host's choice.
     """
+    pattern = _ORACLE_FOLDED_RE if folded_markers else _ORACLE_RE
 
     def replace_one(match: re.Match[str]) -> str:
         secret_id, _, field_name = match.group(1).partition(".")
         return value_of(secrets_by_id[secret_id.lower()], field_name or "password")
 
     if isinstance(node, str):
-        return _ORACLE_RE.sub(replace_one, node)
+        return pattern.sub(replace_one, node)
     if isinstance(node, dict):
-        return {key: substitute_oracle(child, secrets_by_id) for key, child in node.items()}
+        return {
+            key: substitute_oracle(child, secrets_by_id, folded_markers=folded_markers)
+            for key, child in node.items()
+        }
     if isinstance(node, list):
-        return [substitute_oracle(child, secrets_by_id) for child in node]
+        return [
+            substitute_oracle(child, secrets_by_id, folded_markers=folded_markers)
+            for child in node
+        ]
     return node

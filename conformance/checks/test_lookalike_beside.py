@@ -54,7 +54,8 @@ def _members(real: SecretSpec, other: SecretSpec, place: str) -> dict[str, Any]:
 
 def _as_marker(node: Any) -> Any:
     """The tree with the look-alike spelled as a real marker: what the marker reading reads."""
-    return json.loads(json.dumps(node).replace(LOOK_ALIKE_PREFIX, "secret"))
+    # Written out as it is, not as a \u escape, so the look-alike's letter can be replaced.
+    return json.loads(json.dumps(node, ensure_ascii=False).replace(LOOK_ALIKE_PREFIX, "secret"))
 
 
 @pytest.mark.req("GRAM-007")

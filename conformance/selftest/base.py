@@ -63,6 +63,9 @@ class Variant:
         via: The path it is checked through, as :attr:`Mutant.via`.
         hidden: Capabilities its adapter hides (through ``conformance.strip``), so that the
             suite can learn what the variant shows only the way the variant shows it.
+        differs: The SHOULD requirements among ``requirements`` it departs from, as a SHOULD
+            lets a host do: the suite must report each non-strict, fail nothing and still
+            judge every MUST beside it (decisions S1).
     """
 
     name: str
@@ -71,6 +74,7 @@ class Variant:
     patches: tuple[Patch, ...]
     via: str = "inprocess"
     hidden: tuple[str, ...] = ()
+    differs: tuple[str, ...] = ()
 
 
 #: The decorators :func:`line_patch` takes off a function's source and puts back itself.

@@ -10,6 +10,9 @@ variant may change only what its ruling leaves to the host; nothing here may pri
 
 from __future__ import annotations
 
+import functools
+import re
+import threading
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -72,6 +75,93 @@ def kept_whole(original: Callable[..., str]) -> Callable[..., str]:
     return sanitize_arguments
 
 
+def later_names_shared(original: Callable[..., None]) -> Callable[..., None]:
+    """Build a call's scrubber from its references in reverse order of use, so that a value
+    or form two references share is named by the one used later (decisions R5.3)."""
+
+    @functools.wraps(original)
+    def init(self: Any, resolved: Any) -> None:
+        original(self, tuple(resolved)[::-1])
+
+    return init
+
+
+def _folded(original: re.Pattern[str]) -> re.Pattern[str]:
+    """The same pattern with its case folded beyond ASCII: ``secret`` then also matches a word
+    spelled with the long s (U+017F)."""
+    return re.compile(original.pattern, original.flags & ~re.ASCII)
+
+
+#: The raw spelling of a marker's first letter, which also takes the long s, literally or as a
+#: ``\u017f`` escape in either case of its hexadecimal digits.
+_RAW_S: Final = "(?:[Ss\u017f]|\\\\u017[fF]|"
+
+
+def _raw_folded(original: re.Pattern[str]) -> re.Pattern[str]:
+    """A raw-text marker pattern of ``reference_impl._scan`` whose first letter also takes the
+    long s, literally or escaped."""
+    return re.compile(original.pattern.replace("(?:[Ss]|", _RAW_S, 1), original.flags)
+
+
+#: Every pattern the reference host reads a marker with, by the module that holds it: the scan,
+#: the grammar and the sanitizer, so that the long s is a marker in all of them alike.
+_FOLDED_MARKERS: Final = tuple(
+    (module, name, _folded)
+    for module, names in (
+        ("reference_impl._scan", ("MARKER_RE",)),
+        ("reference_impl._grammar", ("MARKER_RE", "_CANDIDATE_RE", "_UNTERMINATED_RE")),
+        ("reference_impl._sanitize", ("MARKER_RE", "_CANDIDATE_RE")),
+    )
+    for name in names
+) + tuple(
+    ("reference_impl._scan", name, _raw_folded)
+    for name in ("_LITERAL_FIRST_RE", "_ESCAPED_FIRST_RE")
+)
+
+
+class _UnknownFirst:
+    """Within resolution, an unknown id refused before an AI provider key: the order R2.3 gives
+    as a SHOULD only. The vault is still walked once; the walk's finds are kept for the call."""
+
+    def __init__(self) -> None:
+        self._found = threading.local()
+
+    def walk(self, original: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+        @functools.wraps(original)
+        def _walk(vault: Any, wanted: set[str]) -> dict[str, Any]:
+            found = original(vault, wanted)
+            self._found.ids = frozenset(found)
+            return found
+
+        return _walk
+
+    def resolve(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        from reference_impl._types import Disposition, Refusal
+
+        @functools.wraps(original)
+        def resolve(vault: Any, references: Any) -> Any:
+            self._found.ids = None
+            outcome = original(vault, references)
+            found = self._found.ids
+            if not isinstance(outcome, Refusal) or outcome.reason != "ai-provider" or found is None:
+                return outcome
+            ids = dict.fromkeys(reference.id for reference in references)
+            missing = [secret_id for secret_id in ids if secret_id not in found]
+            if not missing:
+                return outcome
+            return Refusal(
+                Disposition.SECRET_UNRESOLVED,
+                "no secret with id " + ", ".join(missing),
+                "unknown-id",
+                "MSG-007",
+            )
+
+        return resolve
+
+
+_UNKNOWN_FIRST: Final = _UnknownFirst()
+
+
 #: The prefix the official TypeScript SDK's ``McpError`` writes before a message.
 SDK_PREFIX: Final = f"MCP error {REFUSAL_CODE}: "
 
@@ -113,6 +203,35 @@ VARIANTS: Final[tuple[Variant, ...]] = (
             (_POLICY, "Rules.save_provider_rule", save_keeps_stamp("_provider_stamps")),
         ),
         via="driver",
+    ),
+    Variant(
+        "shared-value-named-by-later",
+        ("SCRUB-008", "SCRUB-007", "SCRUB-009"),
+        "A value or form two references share is named by the reference used later, where the "
+        "reference host names the first: R5.3 leaves the choice to the host.",
+        (("reference_impl._scrub", "Scrubber.__init__", later_names_shared),),
+        via="driver",
+    ),
+    Variant(
+        "long-s-marker",
+        ("GRAM-007", "GRAM-001", "GRAM-012", "GRAM-014", "LEDG-007"),
+        "A marker spelled with the long s (U+017F), which case-folds to secret, is a marker "
+        "everywhere the host reads one (values, keys, escapes, the sanitizer), where the "
+        "reference host keeps it plain text: R1.3 allows either reading.",
+        _FOLDED_MARKERS,
+        via="driver",
+    ),
+    Variant(
+        "unknown-id-before-ai-key",
+        ("ORD-002", "ORD-003", "LEDG-005", "LEDG-008", "MSG-007", "MSG-011"),
+        "Within resolution an unknown id is refused before an AI provider key, against the "
+        "order R2.3 gives as a SHOULD: reported non-strict, and every MUST still judged.",
+        (
+            ("reference_impl._resolve", "_walk", _UNKNOWN_FIRST.walk),
+            ("reference_impl._registry", "resolve", _UNKNOWN_FIRST.resolve),
+        ),
+        via="driver",
+        differs=("ORD-002",),
     ),
     Variant(
         "arguments-kept-whole",

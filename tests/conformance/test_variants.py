@@ -48,7 +48,8 @@ def _run(
 @pytest.mark.req("MCP-006", "MCP-011", "MCP-007", "FENCE-005", "APPR-010")
 @pytest.mark.parametrize("name", [variant.name for variant in VARIANTS])
 def test_variant_is_conformant(tmp_path: Path, name: str) -> None:
-    """Every check of the variant's requirements passes, and each requirement holds."""
+    """Every check of the variant's requirements passes, each requirement holds, and a SHOULD
+    the variant departs from is reported non-strict, never failed nor left stopping a check."""
     variant = BY_NAME[name]
     if variant.via == "mcp":
         pytest.importorskip("mcp", reason="the MCP SDK is not installed")
@@ -56,7 +57,11 @@ def test_variant_is_conformant(tmp_path: Path, name: str) -> None:
     failing = [check["id"] for check in report["checks"] if check["outcome"] in ("fail", "error")]
     assert failing == [], failing[:5]
     outcomes = {entry["id"]: entry["outcome"] for entry in report["requirements"]}
-    assert {rid: outcomes[rid] for rid in variant.requirements if outcomes[rid] not in HELD} == {}
+    expected = {
+        rid: "non-strict" if rid in variant.differs else "held" for rid in variant.requirements
+    }
+    seen = {rid: "held" if outcomes[rid] in HELD else outcomes[rid] for rid in variant.requirements}
+    assert seen == expected
     assert report["exitCode"] == 0
 
 
