@@ -197,6 +197,9 @@ class Registry:
         self._tools: dict[str, Tool] = {}
         self._user = user if user is not None else User()
         self._user_lock = threading.Lock()
+        #: How many times the signed-in user has lost secret.read: a prompt open across a loss
+        #: refuses its call even if the permission is given back before the answer (R3.4).
+        self._read_losses = 0
         self._executor = Executor()
 
     # --- host administration -------------------------------------------------------------
@@ -218,7 +221,14 @@ class Registry:
     def set_user(self, user: User) -> None:
         """Sign in another user, or change the user's permissions."""
         with self._user_lock:
+            if self._user.may(SECRET_READ) and not user.may(SECRET_READ):
+                self._read_losses += 1
             self._user = user
+
+    def _read_lost_since(self, losses: int) -> bool:
+        """Whether the user lacks secret.read now, or lost it since ``losses`` was counted."""
+        with self._user_lock:
+            return self._read_losses != losses or not self._user.may(SECRET_READ)
 
     # --- the governed path -----------------------------------------------------------------
 
@@ -461,6 +471,8 @@ class Registry:
         self._trace("approve")
         tool = call.tool
         stamp = self.rules.stamp(tool.name, tool.provider_id)
+        with self._user_lock:
+            losses = self._read_losses
         descriptors = tuple(
             f"{record.website} ({record.username.reveal()}) - {reference.field.value}"
             for reference, record in zip(call.refs, records, strict=True)
@@ -522,7 +534,7 @@ class Registry:
                 "policy-deny",
                 "FENCE-002",
             )
-        if call.refs and not self.user.may(SECRET_READ):
+        if call.refs and self._read_lost_since(losses):
             return Refusal(
                 Disposition.SECRET_FORBIDDEN, NO_PERMISSION_MESSAGE, "no-permission", "FENCE-003"
             )

@@ -100,20 +100,35 @@ def test_trusted_rule_revoked_while_prompt_open(host: RecordingHost, mint: Mint)
     require(host.observe().receipts == (), "FENCE-001", "the tool ran after the revocation")
 
 
+#: Ways to lose secret.read while the prompt is open: for good, or given back before the answer
+#: (by the permission, or by an admin role). A loss while the prompt is open refuses the call
+#: whatever follows it: R3.4 lists the loss among the events that refuse, and its one EITHER
+#: is for a DENY replaced before the answer, not for a permission.
+_LOSSES: Final[dict[str, tuple[tuple[bool, tuple[str, ...]], ...]]] = {
+    "dropped": ((False, ()),),
+    "given-back": ((False, ()), (False, ("secret.read",))),
+    "given-back-as-admin": ((False, ()), (True, ())),
+}
+
+
 @pytest.mark.req("FENCE-003", "FENCE-004")
+@pytest.mark.parametrize("loss", list(_LOSSES))
 @pytest.mark.parametrize("shape", _SHAPES)
-def test_secret_read_lost_while_prompt_open(host: RecordingHost, mint: Mint, shape: str) -> None:
+def test_secret_read_lost_while_prompt_open(
+    host: RecordingHost, mint: Mint, shape: str, loss: str
+) -> None:
     """Losing secret.read while the prompt is open refuses the call, SECRET_FORBIDDEN ideally,
-    whatever references the call carries."""
+    whatever references the call carries, and even when it is given back before the answer."""
     host.need("control.set-permissions")
     secrets, members = _references(mint, shape)
     host.reset(config(secrets))
 
     def drop(control: Control) -> None:
-        control.set_permissions(False, ())
+        for admin, permissions in _LOSSES[loss]:
+            control.set_permissions(admin, permissions)
 
     outcome = host.invoke(RECORDER.name, args_json(members), acting(drop))
-    require(outcome.is_error, "FENCE-003", "the call ran after secret.read was lost")
+    require(outcome.is_error, "FENCE-003", f"the call ran after secret.read was lost ({loss})")
     require(
         outcome.disposition in ("SECRET_FORBIDDEN", "POLICY_DENIED"),
         "FENCE-003",

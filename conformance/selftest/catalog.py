@@ -240,6 +240,7 @@ ORDER: Final[tuple[str, ...]] = (
     "look-alike-read-beside-a-real-marker",
     "policy-error-names-second-unknown",
     "overlap-test-inverted",
+    "secret-read-given-back-forgiven",
 )
 
 

@@ -298,6 +298,18 @@ def _stamp_parity(stamps_attribute: str) -> Callable[[Callable[..., None]], Any]
     return transform
 
 
+def _read_held_now(original: Callable[..., bool]) -> Callable[..., bool]:
+    """Ask only whether the signed-in user holds secret.read now, forgetting a loss since the
+    prompt opened."""
+    del original
+
+    def read_lost_since(self: Any, losses: int) -> bool:
+        del losses
+        return not self.user.may("secret.read")
+
+    return read_lost_since
+
+
 MUTANTS: Final[tuple[Mutant, ...]] = (
     Mutant(
         "trust-answers-secret-call",
@@ -425,6 +437,14 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "APPR-009",
         "An answered prompt keeps its slot, so calls made one after another end QUEUE_FULL.",
         (("reference_impl._approve", "ApprovalGate.ask", _slots_never_freed),),
+        via="driver",
+    ),
+    Mutant(
+        "secret-read-given-back-forgiven",
+        "FENCE-003",
+        "The fence asks only whether the user holds secret.read at the answer, so a loss while "
+        "the prompt is open, given back before the answer, lets the call run.",
+        ((_REG, "Registry._read_lost_since", _read_held_now),),
         via="driver",
     ),
     Mutant(
