@@ -25,6 +25,7 @@ from conformance.selftest import (
     catalog_model,
     catalog_operations,
     catalog_policy,
+    catalog_records,
     catalog_scrub,
     catalog_substitution,
     catalog_survivors,
@@ -51,6 +52,7 @@ _AREAS: Final = (
     catalog_classes.MUTANTS,
     catalog_model.MUTANTS,
     catalog_lines.MUTANTS,
+    catalog_records.MUTANTS,
 )
 
 #: The catalog's order, by name: the first mutants, then the grammar and message mutants, the
@@ -240,6 +242,18 @@ ORDER: Final[tuple[str, ...]] = (
     "look-alike-read-beside-a-real-marker",
     "policy-error-names-second-unknown",
     "overlap-test-inverted",
+    "ai-refusal-reworded",
+    "ai-refusal-names-first-id",
+    "ai-tag-password-only",
+    "unknown-ids-capped",
+    "empty-field-names-first-field",
+    "sequential-replace",
+    "value-newline-stripped",
+    "value-nfc-normalised",
+    "deep-strings-unread",
+    "queue-full-recorded-as-no-error",
+    "queue-full-recorded-as-timeout",
+    "execution-timeout-recorded-as-timeout",
     "secret-read-given-back-forgiven",
 )
 
