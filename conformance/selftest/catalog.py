@@ -23,6 +23,7 @@ from conformance.selftest import (
     catalog_mcp,
     catalog_messages,
     catalog_model,
+    catalog_moments,
     catalog_operations,
     catalog_policy,
     catalog_records,
@@ -53,6 +54,7 @@ _AREAS: Final = (
     catalog_model.MUTANTS,
     catalog_lines.MUTANTS,
     catalog_records.MUTANTS,
+    catalog_moments.MUTANTS,
 )
 
 #: The catalog's order, by name: the first mutants, then the grammar and message mutants, the
@@ -254,6 +256,18 @@ ORDER: Final[tuple[str, ...]] = (
     "queue-full-recorded-as-no-error",
     "queue-full-recorded-as-timeout",
     "execution-timeout-recorded-as-timeout",
+    "timeout-frees-slot-twice",
+    "queue-full-frees-a-slot",
+    "plain-prompts-uncounted",
+    "pending-limit-per-tool",
+    "late-answer-accepted",
+    "timeout-keeps-its-slot",
+    "queue-full-before-resolution",
+    "timeout-falls-back-to-rule",
+    "countdown-restarts-for-all",
+    "plain-prompt-standard-timeout",
+    "slot-held-while-executing",
+    "reset-empties-queue",
     "secret-read-given-back-forgiven",
 )
 

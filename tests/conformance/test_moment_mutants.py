@@ -1,0 +1,103 @@
+"""The approval queue's and the approval timeout's mutants pass every older check of their
+requirement; the check of queue moments written for each catches it.
+
+Each mutant (``conformance/selftest/catalog_moments.py``) breaks the count of open prompts or the
+approval timeout at a moment the older checks never reach: a timeout, a late answer, a QUEUE_FULL
+refusal, a reset or an approved call still running; a reference-free prompt, or one for another
+tool; a refusal of resolution made while the queue is full; a rule or trust standing in for an
+answer that never came; a second prompt restarting the first one's countdown. The older checks
+of the mutant's requirement pass it, and the check of ``test_queue_moments`` named for it, run on
+its own, fails it naming the requirement. Nothing here prints a value.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Final
+
+import pytest
+
+from conformance.selftest.base import applied
+from conformance.selftest.catalog import get
+from tests.conformance.suite_runs import run_suite
+
+#: The check module written for these mutants.
+MODULE: Final = "conformance.checks.test_queue_moments"
+
+#: (mutant, the ``-k`` expression choosing the check of the module that catches it).
+CASES: Final = (
+    ("timeout-frees-slot-twice", "test_limit_exact_after and timeouts"),
+    ("queue-full-frees-a-slot", "test_limit_exact_after and queue"),
+    ("plain-prompts-uncounted", "test_every_prompt_counts"),
+    ("pending-limit-per-tool", "test_limit_is_one_for_every_tool"),
+    ("late-answer-accepted", "test_late_answer_never_runs"),
+    ("timeout-keeps-its-slot", "test_limit_exact_after and timeouts"),
+    ("queue-full-before-resolution", "test_resolution_refusal_while_queue_full"),
+    ("timeout-falls-back-to-rule", "test_timeout_ignores_permissive_rules"),
+    ("countdown-restarts-for-all", "test_each_prompt_keeps_its_own_timeout"),
+    ("plain-prompt-standard-timeout", "test_late_answer_never_runs"),
+    ("slot-held-while-executing", "test_limit_exact_after and executing"),
+    ("reset-empties-queue", "test_limit_exact_after and reset"),
+)
+
+_IDS: Final = [case[0] for case in CASES]
+
+
+@pytest.mark.parametrize(("mutant", "check"), CASES, ids=_IDS)
+def test_older_checks_pass_the_mutant(tmp_path: Path, mutant: str, check: str) -> None:
+    """Every check of the mutant's requirement but those of queue moments passes the mutant."""
+    requirement = get(mutant).requirement
+    run = run_suite(
+        tmp_path,
+        "--host",
+        f"mutant:{mutant}",
+        "--requirements",
+        requirement,
+        "-k",
+        "not test_queue_moments",
+    )
+    ran = [row for row in run.report()["checks"] if row["outcome"] == "pass"]
+    assert run.status == 0, f"an older check of {requirement} caught {mutant}"
+    assert ran, f"no older check of {requirement} ran"
+
+
+@pytest.mark.parametrize(("mutant", "check"), CASES, ids=_IDS)
+def test_moment_check_catches_the_mutant(tmp_path: Path, mutant: str, check: str) -> None:
+    """The check of queue moments named for the mutant, alone, fails it naming its
+    requirement."""
+    run = run_suite(
+        tmp_path, "--host", f"mutant:{mutant}", "-k", check, target=["--pyargs", MODULE]
+    )
+    requirement = get(mutant).requirement
+    assert run.status != 0, f"{check} let {mutant} through"
+    assert requirement in run.failed_requirements(), f"{check} did not name {requirement}"
+
+
+def test_moment_checks_pass_the_unmutated_host(tmp_path: Path) -> None:
+    """The checks of queue moments, together, pass the reference host."""
+    run = run_suite(tmp_path, target=["--pyargs", MODULE])
+    assert run.status == 0, (
+        f"the moment checks fail the reference host: {run.failed_requirements()}"
+    )
+
+
+def test_moment_mutants_apply_and_undo() -> None:
+    """Each mutant's patches still apply (the late-answer line is still in its function once),
+    and are undone after it."""
+    for name, _check in CASES:
+        mutant = get(name)
+        before = [_current(module, dotted) for module, dotted, _ in mutant.patches]
+        with applied(mutant):
+            during = [_current(module, dotted) for module, dotted, _ in mutant.patches]
+        after = [_current(module, dotted) for module, dotted, _ in mutant.patches]
+        assert all(a is not b for a, b in zip(before, during, strict=True)), name
+        assert after == before, name
+
+
+def _current(module: str, dotted: str) -> object:
+    owner: object = importlib.import_module(module)
+    *path, attribute = dotted.split(".")
+    for part in path:
+        owner = getattr(owner, part)
+    return owner.__dict__[attribute] if isinstance(owner, type) else getattr(owner, attribute)
