@@ -66,6 +66,9 @@ class Variant:
         differs: The SHOULD requirements among ``requirements`` it departs from, as a SHOULD
             lets a host do: the suite must report each non-strict, fail nothing and still
             judge every MUST beside it (decisions S1).
+        takes: The (EITHER requirement, alternative) pairs it takes, each of which the suite
+            must report for it: together with the reference host's own choices they cover
+            every alternative of the catalog (decisions S1.12).
     """
 
     name: str
@@ -75,6 +78,7 @@ class Variant:
     via: str = "inprocess"
     hidden: tuple[str, ...] = ()
     differs: tuple[str, ...] = ()
+    takes: tuple[tuple[str, str], ...] = ()
 
 
 #: The decorators :func:`line_patch` takes off a function's source and puts back itself.

@@ -11,16 +11,19 @@ variant may change only what its ruling leaves to the host; nothing here may pri
 from __future__ import annotations
 
 import functools
+import json
 import re
 import threading
 from collections.abc import Callable
 from typing import Any, Final
 
-from conformance.selftest.base import Variant
+from conformance.selftest.base import Variant, line_patch
 from conformance.selftest.catalog_approval import save_keeps_stamp
 
 _SERVER: Final = "reference_impl.mcp_server"
 _POLICY: Final = "reference_impl._policy"
+_REG: Final = "reference_impl._registry"
+_GRAMMAR: Final = "reference_impl._grammar"
 
 #: The JSON-RPC error code the variants send refusals with, as an MCP layer might.
 REFUSAL_CODE: Final = -32600
@@ -162,6 +165,117 @@ class _UnknownFirst:
 _UNKNOWN_FIRST: Final = _UnknownFirst()
 
 
+def gate_unrecorded(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Leave no ledger record for a call the kill-switch or RBAC withholds at step [0], before
+    the marker scan (the call's ``marked`` is still unset); every other refusal is recorded."""
+    from reference_impl._types import CallOutcome, Disposition
+
+    withheld = frozenset({Disposition.KILL_SWITCHED, Disposition.RBAC_DENIED})
+
+    @functools.wraps(original)
+    def _refuse(self: Any, call: Any, refusal: Any) -> Any:
+        if call.marked is not None or refusal.disposition not in withheld:
+            return original(self, call, refusal)
+        # Nothing is to be recorded for it later either (an internal failure records once).
+        call.recorded = True
+        return CallOutcome(refusal.disposition, refusal.message, True, (), refusal)
+
+    return _refuse
+
+
+def _repeats_a_member(raw: str) -> bool:
+    """Whether some object of the JSON text ``raw`` names a member twice (after its escapes
+    are decoded); text the standard library cannot read counts as no repeat."""
+    repeated = False
+
+    def pairs(members: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal repeated
+        names = [name for name, _ in members]
+        repeated = repeated or len(set(names)) != len(names)
+        return dict(members)
+
+    try:
+        json.loads(raw, object_pairs_hook=pairs)
+    except (ValueError, RecursionError):
+        return False
+    return repeated
+
+
+def duplicates_refused(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Refuse, as SECRET_UNRESOLVED, marker-bearing arguments in which an object repeats a
+    member, where the reference host resolves them: a refusal of the grammar's step [2]."""
+    from reference_impl._types import Disposition, Refusal
+
+    @functools.wraps(original)
+    def parse_arguments(raw: str) -> Any:
+        outcome = original(raw)
+        if isinstance(outcome, Refusal) or not outcome.references or not _repeats_a_member(raw):
+            return outcome
+        return Refusal(
+            Disposition.SECRET_UNRESOLVED,
+            "Arguments carry a secret reference but repeat an object member",
+            "duplicate-key",
+            "GRAM-019",
+        )
+
+    return parse_arguments
+
+
+def extensions_read(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Read marker-bearing arguments that are an object only under the JSON extensions the
+    standard library takes (NaN and Infinity, raw control characters in strings, a leading
+    byte-order mark) as that object, written back as standard JSON text, and go on with it;
+    text no extension of these explains is refused as before."""
+    from reference_impl._types import Refusal
+
+    @functools.wraps(original)
+    def parse_arguments(raw: str) -> Any:
+        outcome = original(raw)
+        if not isinstance(outcome, Refusal) or outcome.reason != "not-an-object":
+            return outcome
+        try:
+            tree = json.loads(raw.removeprefix("\ufeff"), strict=False)
+        except (ValueError, RecursionError):
+            return outcome
+        if not isinstance(tree, dict):
+            return outcome
+        return original(json.dumps(tree, ensure_ascii=False, separators=(",", ":")))
+
+    return parse_arguments
+
+
+#: Whitespace that also takes JavaScript comments, as a lenient JSON reader does.
+_LENIENT_SPACE: Final = re.compile(r"(?:[ \t\n\r]++|//[^\n]*+|/\*(?s:.*?)\*/)*")
+
+
+def _with_non_finite(original: re.Pattern[str]) -> re.Pattern[str]:
+    """A number pattern that also takes NaN, Infinity and -Infinity."""
+    return re.compile(f"(?:{original.pattern})|-?Infinity|NaN", original.flags)
+
+
+def _wait_out(request: Any, timeout: float) -> Any:
+    """Ask no one: let the approval request run out its timeout, then answer TIMEOUT."""
+    from reference_impl._types import Answer
+
+    del request
+    threading.Event().wait(timeout)
+    return Answer.TIMEOUT
+
+
+def unelicited_wait(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Serve MCP so that a call needing approval from a client that cannot elicit is asked of
+    no one and waits out the approval timeout, ending TIMEOUT, where the reference host denies
+    it at once."""
+    from reference_impl.mcp_server import Approval
+
+    @functools.wraps(original)
+    def build_server(backend: Any, approval: Any = None, name: str = "secref") -> Any:
+        chosen = approval if approval is not None else Approval(fallback=_wait_out)
+        return original(backend, chosen, name)
+
+    return build_server
+
+
 #: The prefix the official TypeScript SDK's ``McpError`` writes before a message.
 SDK_PREFIX: Final = f"MCP error {REFUSAL_CODE}: "
 
@@ -173,6 +287,7 @@ VARIANTS: Final[tuple[Variant, ...]] = (
         "message after the prefix an MCP layer adds (MCP error -32600: ), which R9.5 accepts.",
         ((_SERVER, "render", refusals_as_errors(SDK_PREFIX)),),
         via="mcp",
+        takes=(("MCP-011", "jsonrpc-error"),),
     ),
     Variant(
         "mcp-descriptors-in-schema",
@@ -191,6 +306,7 @@ VARIANTS: Final[tuple[Variant, ...]] = (
         ((_SERVER, "render", refusals_as_errors("", lambda name: {"disposition": name})),),
         via="mcp",
         hidden=("observe.ledger",),
+        takes=(("MCP-011", "jsonrpc-error"),),
     ),
     Variant(
         "fence-rule-at-answer",
@@ -203,6 +319,7 @@ VARIANTS: Final[tuple[Variant, ...]] = (
             (_POLICY, "Rules.save_provider_rule", save_keeps_stamp("_provider_stamps")),
         ),
         via="driver",
+        takes=(("FENCE-005", "rule-at-answer"),),
     ),
     Variant(
         "shared-value-named-by-later",
@@ -211,6 +328,7 @@ VARIANTS: Final[tuple[Variant, ...]] = (
         "reference host names the first: R5.3 leaves the choice to the host.",
         (("reference_impl._scrub", "Scrubber.__init__", later_names_shared),),
         via="driver",
+        takes=(("SCRUB-008", "other"),),
     ),
     Variant(
         "long-s-marker",
@@ -220,6 +338,7 @@ VARIANTS: Final[tuple[Variant, ...]] = (
         "reference host keeps it plain text: R1.3 allows either reading.",
         _FOLDED_MARKERS,
         via="driver",
+        takes=(("GRAM-007", "marker"),),
     ),
     Variant(
         "unknown-id-before-ai-key",
@@ -241,6 +360,134 @@ VARIANTS: Final[tuple[Variant, ...]] = (
         "(LEDG-022), which R6.2 does not ask of another host.",
         (("reference_impl._registry", "sanitize_arguments", kept_whole),),
         via="driver",
+    ),
+    Variant(
+        "scrub-by-utf16-length",
+        ("SCRUB-002", "SCRUB-001", "SCRUB-007", "SCRUB-010"),
+        "A value 8 or more long in UTF-16 units is scrubbed even when it is under 8 code "
+        "points, where the reference host counts code points only: R5.1 allows either count.",
+        (
+            line_patch(
+                "reference_impl._scrub",
+                "forms",
+                "if len(value) < SCRUB_MIN_CODE_POINTS:",
+                "if max(len(value), len(value.encode('utf-16-le', 'surrogatepass')) // 2) < "
+                "SCRUB_MIN_CODE_POINTS:",
+            ),
+        ),
+        via="driver",
+        takes=(("SCRUB-002", "scrubbed"),),
+    ),
+    Variant(
+        "lone-surrogate-delivered",
+        ("SCRUB-018", "SCRUB-017", "SCRUB-009"),
+        "A value holding a lone surrogate is delivered and then scrubbed in every form, where "
+        "the reference host refuses it at resolution: R5.2 allows either.",
+        (
+            line_patch(
+                _REG,
+                "resolve",
+                "if not value or _LONE_SURROGATE.search(value.reveal()) is not None:",
+                "if not value:",
+            ),
+        ),
+        via="driver",
+        takes=(("SCRUB-018", "scrubbed"),),
+    ),
+    Variant(
+        "snippet-unscrubbed-when-off",
+        ("SCRUB-013", "SCRUB-012", "SCRUB-014"),
+        "With result scrubbing off, the ledger's error snippet is cut from the unscrubbed "
+        "failure text and may hold the value, where the reference host scrubs it anyway: R5.5 "
+        "allows either.",
+        (
+            line_patch(
+                _REG,
+                "Registry._govern",
+                "snippet = cut(scrubber.scrub(text), ERROR_SNIPPET_CHARS)",
+                "snippet = cut(text, ERROR_SNIPPET_CHARS)",
+            ),
+        ),
+        via="driver",
+        takes=(("SCRUB-013", "holds-value"),),
+    ),
+    Variant(
+        "withheld-unrecorded",
+        ("LEDG-006", "ORD-004"),
+        "A call the kill-switch or RBAC withholds before the marker scan leaves no ledger "
+        "record, where the reference host records it: R6.3 allows either.",
+        ((_REG, "Registry._refuse", gate_unrecorded),),
+        via="driver",
+        takes=(("LEDG-006", "not-recorded"),),
+    ),
+    Variant(
+        "session-trust-from-secret-call",
+        ("APPR-007", "APPR-006", "APPR-001"),
+        "A trust-for-session answer to a secret-bearing call runs it once and also trusts later "
+        "reference-free calls to the tool, where the reference host grants nothing: R3.3 "
+        "allows either.",
+        (
+            line_patch(
+                _REG,
+                "Registry._approve",
+                "return Disposition.APPROVED_ONCE",
+                "if answer is Answer.TRUST_SESSION:\n"
+                "                self.rules.trust_session(tool.name)\n"
+                "            return Disposition.APPROVED_ONCE",
+            ),
+        ),
+        via="driver",
+        takes=(("APPR-007", "trusts"),),
+    ),
+    Variant(
+        "duplicate-keys-refused",
+        ("GRAM-019", "GRAM-016", "GRAM-017"),
+        "Marker-bearing arguments in which an object repeats a member are refused as "
+        "SECRET_UNRESOLVED, where the reference host resolves them; with extension text also "
+        "refused, the host refuses every case R1.8 leaves open.",
+        ((_GRAMMAR, "parse_arguments", duplicates_refused),),
+        via="driver",
+        takes=(("GRAM-019", "refuse"),),
+    ),
+    Variant(
+        "extensions-resolved",
+        ("GRAM-019", "GRAM-016", "GRAM-017"),
+        "Marker-bearing arguments that are an object only under a JSON extension the standard "
+        "library reads (raw control characters, a byte-order mark) are resolved and handed on "
+        "as standard JSON, where the reference host refuses them: R1.8 allows either.",
+        ((_GRAMMAR, "parse_arguments", extensions_read),),
+        via="driver",
+        takes=(("GRAM-019", "resolve"),),
+    ),
+    Variant(
+        "extensions-resolved-in-place",
+        ("GRAM-019", "GRAM-016", "GRAM-017"),
+        "Marker-bearing arguments that are an object only under a JSON extension (NaN and "
+        "Infinity, comments, raw control characters) are resolved in place, the extension "
+        "kept around the substituted strings, where the reference host refuses them: R1.8 "
+        "allows either.",
+        (
+            (_GRAMMAR, "_WS_RE", lambda _original: _LENIENT_SPACE),
+            (_GRAMMAR, "_NUMBER_RE", _with_non_finite),
+            line_patch(
+                _GRAMMAR,
+                "_decode",
+                "return _scanstring(raw, quote + 1, True)",
+                "return _scanstring(raw, quote + 1, False)",
+            ),
+        ),
+        via="driver",
+        takes=(("GRAM-019", "resolve"),),
+    ),
+    Variant(
+        "mcp-unelicited-times-out",
+        ("MCP-012", "MCP-009"),
+        "A call needing approval from a client that cannot elicit is asked of no one and waits "
+        "out the approval timeout, ending TIMEOUT, where the reference host denies it at once: "
+        "R9.6 allows either.",
+        ((_SERVER, "build_server", unelicited_wait),),
+        via="mcp",
+        takes=(("MCP-012", "timeout"),),
     ),
 )
 
