@@ -4,10 +4,17 @@ This module owns adapting :class:`reference_impl.harness.HarnessHost` to
 :class:`conformance.host.HostUnderTest`. It speaks the same JSON-ready shapes as the subprocess
 driver (through :mod:`conformance.hosts.wire`), so a check sees no difference between the two
 paths but speed. A mutant host is this adapter with a broken registry factory.
+
+In process, the host's process is the suite's: a host record written to any logger but the
+registry's own (a module's logger, the root logger) would reach no surface the suite searches,
+where behind the driver it reaches standard error. So the adapter also keeps every record that
+reaches the root logger while a configuration is live, the suite's own loggers excepted, and
+reports it in the host log.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -53,6 +60,45 @@ class _Pending:
         return self._result
 
 
+#: The loggers whose records are the suite's own, never the host's.
+_SUITE_LOGGERS = ("conformance",)
+
+
+class _ProcessLog(logging.Handler):
+    """Keeps every record that reaches the root logger, formatted as the harness formats the
+    registry's own, exception text included; the suite's own records are left out."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self._guard = threading.Lock()
+        self._records: list[dict[str, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        name = record.name
+        if any(name == own or name.startswith(own + ".") for own in _SUITE_LOGGERS):
+            return
+        try:
+            message = record.getMessage()
+        except Exception:  # a record that cannot be formatted is kept as its template
+            message = str(record.msg)
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            message += "\n" + record.exc_text
+        with self._guard:
+            self._records.append({"level": record.levelname, "message": message})
+
+    def take(self) -> list[dict[str, str]]:
+        """Return the records kept so far."""
+        with self._guard:
+            return list(self._records)
+
+    def clear(self) -> None:
+        """Forget the records kept so far."""
+        with self._guard:
+            self._records.clear()
+
+
 class InProcessHost:
     """The reference host in this process.
 
@@ -63,6 +109,8 @@ class InProcessHost:
     def __init__(self, registry_factory: RegistryFactory = Registry) -> None:
         self._harness = HarnessHost(registry_factory)
         self._control = WireControl(self._harness.control)
+        self._process_log = _ProcessLog()
+        logging.getLogger().addHandler(self._process_log)
 
     def info(self) -> HostInfo:
         """Return the reference host's description."""
@@ -70,6 +118,7 @@ class InProcessHost:
 
     def reset(self, config: HostConfig) -> None:
         """Configure a fresh reference registry."""
+        self._process_log.clear()
         self._harness.configure(config_to_wire(config))
 
     def _callback(self, operator: OperatorScript | None) -> Any:
@@ -102,13 +151,16 @@ class InProcessHost:
         return pending
 
     def observe(self) -> Observation:
-        """Return every surface."""
-        return observation_from_wire(self._harness.observe())
+        """Return every surface; the host log holds the process's other records too."""
+        data = dict(self._harness.observe())
+        data["log"] = [*data.get("log", ()), *self._process_log.take()]
+        return observation_from_wire(data)
 
     def control(self) -> WireControl:
         """Return the operator's control surface outside any prompt."""
         return self._control
 
     def close(self) -> None:
-        """Release the harness."""
+        """Release the harness and stop keeping the process's records."""
+        logging.getLogger().removeHandler(self._process_log)
         self._harness.close()

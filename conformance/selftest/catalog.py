@@ -25,6 +25,7 @@ from conformance.selftest import (
     catalog_model,
     catalog_moments,
     catalog_operations,
+    catalog_outputs,
     catalog_policy,
     catalog_records,
     catalog_scrub,
@@ -55,6 +56,7 @@ _AREAS: Final = (
     catalog_lines.MUTANTS,
     catalog_records.MUTANTS,
     catalog_moments.MUTANTS,
+    catalog_outputs.MUTANTS,
 )
 
 #: The catalog's order, by name: the first mutants, then the grammar and message mutants, the
@@ -269,6 +271,25 @@ ORDER: Final[tuple[str, ...]] = (
     "slot-held-while-executing",
     "reset-empties-queue",
     "secret-read-given-back-forgiven",
+    "scrub-budget-per-form",
+    "cap-counts-utf8-bytes",
+    "huge-result-capped-first",
+    "scrub-in-blocks",
+    "cap-decided-on-raw-length",
+    "cap-off-with-scrubbing-off",
+    "crlf-normalized",
+    "result-rstripped",
+    "ascii-text-skips-non-ascii-values",
+    "json-result-values-only",
+    "floor-only-for-passwords",
+    "snippet-cut-then-scrubbed",
+    "late-result-logged",
+    "completion-queue",
+    "shared-scrub-table",
+    "session-wide-scrub",
+    "deny-cache-misses-provider",
+    "module-logger-warning",
+    "execution-timeout-recorded-as-no-error",
 )
 
 
