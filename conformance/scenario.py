@@ -692,7 +692,6 @@ def substitute_oracle(
         }
     if isinstance(node, list):
         return [
-            substitute_oracle(child, secrets_by_id, folded_markers=folded_markers)
-            for child in node
+            substitute_oracle(child, secrets_by_id, folded_markers=folded_markers) for child in node
         ]
     return node
