@@ -119,12 +119,16 @@ def _unbounded_queue(original: Callable[..., None]) -> Callable[..., None]:
     return init
 
 
-def _user_snapshot(original: property) -> property:
-    def get(self: Any) -> Any:
-        snapshot = getattr(_local, "user", None)
-        return snapshot if snapshot is not None else original.fget(self)  # type: ignore[misc]
+def _fence_sees_snapshot(original: Callable[..., bool]) -> Callable[..., bool]:
+    """The fence asks the user taken as the prompt opened, who held secret.read."""
+    del original
 
-    return property(get)
+    def read_lost_since(self: Any, losses: int) -> bool:
+        del losses
+        snapshot = getattr(_local, "user", None)
+        return not (snapshot if snapshot is not None else self.user).may("secret.read")
+
+    return read_lost_since
 
 
 def _approve_with_snapshot(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -365,7 +369,7 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "FENCE-003",
         "The fence checks secret.read against the user as the prompt opened, not as it closed.",
         (
-            (_REG, "Registry.user", _user_snapshot),
+            (_REG, "Registry._read_lost_since", _fence_sees_snapshot),
             (_REG, "Registry._approve", _approve_with_snapshot),
         ),
         via="driver",
