@@ -6,20 +6,18 @@ approval timeout at a moment the older checks never reach: a timeout, a late ans
 refusal, a reset or an approved call still running; a reference-free prompt, or one for another
 tool; a refusal of resolution made while the queue is full; a rule or trust standing in for an
 answer that never came; a second prompt restarting the first one's countdown. The older checks
-of the mutant's requirement pass it, and the check of ``test_queue_moments`` named for it, run on
-its own, fails it naming the requirement. Nothing here prints a value.
+of the mutant's requirement pass it, and the checks of ``test_queue_moments`` fail it naming the
+requirement: one run of every check of the requirement shows both. Nothing here prints a value.
 """
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Final
 
 import pytest
 
-from conformance.selftest.base import applied
-from conformance.selftest.catalog import get
+from tests.conformance.mutant_classes import only_new_checks_catch, patches_apply_and_undo
 from tests.conformance.suite_runs import run_suite
 
 #: The check module written for these mutants.
@@ -45,33 +43,12 @@ _IDS: Final = [case[0] for case in CASES]
 
 
 @pytest.mark.parametrize(("mutant", "check"), CASES, ids=_IDS)
-def test_older_checks_pass_the_mutant(tmp_path: Path, mutant: str, check: str) -> None:
-    """Every check of the mutant's requirement but those of queue moments passes the mutant."""
-    requirement = get(mutant).requirement
-    run = run_suite(
-        tmp_path,
-        "--host",
-        f"mutant:{mutant}",
-        "--requirements",
-        requirement,
-        "-k",
-        "not test_queue_moments",
-    )
-    ran = [row for row in run.report()["checks"] if row["outcome"] == "pass"]
-    assert run.status == 0, f"an older check of {requirement} caught {mutant}"
-    assert ran, f"no older check of {requirement} ran"
-
-
-@pytest.mark.parametrize(("mutant", "check"), CASES, ids=_IDS)
-def test_moment_check_catches_the_mutant(tmp_path: Path, mutant: str, check: str) -> None:
-    """The check of queue moments named for the mutant, alone, fails it naming its
-    requirement."""
-    run = run_suite(
-        tmp_path, "--host", f"mutant:{mutant}", "-k", check, target=["--pyargs", MODULE]
-    )
-    requirement = get(mutant).requirement
-    assert run.status != 0, f"{check} let {mutant} through"
-    assert requirement in run.failed_requirements(), f"{check} did not name {requirement}"
+def test_only_the_moment_checks_catch_the_mutant(tmp_path: Path, mutant: str, check: str) -> None:
+    """Every check of the mutant's requirement runs against it once: those of queue moments
+    fail it naming the requirement, and every older one passes it. ``check`` names the moment
+    check written for it, for the reader."""
+    del check
+    only_new_checks_catch(tmp_path, mutant, (MODULE,))
 
 
 def test_moment_checks_pass_the_unmutated_host(tmp_path: Path) -> None:
@@ -85,19 +62,4 @@ def test_moment_checks_pass_the_unmutated_host(tmp_path: Path) -> None:
 def test_moment_mutants_apply_and_undo() -> None:
     """Each mutant's patches still apply (the late-answer line is still in its function once),
     and are undone after it."""
-    for name, _check in CASES:
-        mutant = get(name)
-        before = [_current(module, dotted) for module, dotted, _ in mutant.patches]
-        with applied(mutant):
-            during = [_current(module, dotted) for module, dotted, _ in mutant.patches]
-        after = [_current(module, dotted) for module, dotted, _ in mutant.patches]
-        assert all(a is not b for a, b in zip(before, during, strict=True)), name
-        assert after == before, name
-
-
-def _current(module: str, dotted: str) -> object:
-    owner: object = importlib.import_module(module)
-    *path, attribute = dotted.split(".")
-    for part in path:
-        owner = getattr(owner, part)
-    return owner.__dict__[attribute] if isinstance(owner, type) else getattr(owner, attribute)
+    patches_apply_and_undo(name for name, _check in CASES)

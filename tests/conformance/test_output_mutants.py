@@ -7,9 +7,9 @@ off with scrubbing, a huge result cut before it is scrubbed, a scrub in blocks, 
 before the scrub, non-ASCII values skipped in ASCII text, JSON results re-encoded, a floor for
 passwords only and a snippet cut before its scrub (``test_output_paths``); a late result logged
 or handed to the next call, one scrub table for calls open at once, a session-wide scrubber and
-a cached DENY lookup (``test_across_calls``). Run in this process against the mutant, the older
-checks of its requirement pass and the new module fails naming it; against the unmutated
-reference host the new modules pass.
+a cached DENY lookup (``test_across_calls``). Run in this process against the mutant, in one
+run of every check of its requirement, the older checks pass and the new module fails naming
+it; against the unmutated reference host the new modules pass.
 
 Two mutants are caught by older checks too: ``module-logger-warning`` warns on a module logger,
 which the in-process adapter now keeps in the host log as the driver's standard error keeps it,
@@ -22,7 +22,6 @@ it is held here to the check written for it. Nothing here prints a value.
 
 from __future__ import annotations
 
-import importlib
 import logging
 from pathlib import Path
 from typing import Final
@@ -31,8 +30,8 @@ import pytest
 
 from conformance.host import HostConfig
 from conformance.hosts.inprocess import InProcessHost
-from conformance.selftest.base import applied
 from conformance.selftest.catalog import get
+from tests.conformance.mutant_classes import only_new_checks_catch, patches_apply_and_undo
 from tests.conformance.suite_runs import run_suite
 
 _PATHS: Final = "conformance.checks.test_output_paths"
@@ -59,9 +58,6 @@ CASES: Final = (
     ("deny-cache-misses-provider", _ACROSS, "MSG-005"),
 )
 
-#: (mutant, the new check module that catches it).
-CAUGHT: Final = tuple((mutant, module) for mutant, module, _older in CASES)
-
 #: (mutant, an older check that catches it too).
 ALSO_OLDER: Final = (
     ("module-logger-warning", "test_log_holds_no_value"),
@@ -71,36 +67,19 @@ ALSO_OLDER: Final = (
 #: The new check modules, each once.
 MODULES: Final = (_PATHS, _ACROSS)
 
-#: Checks left out of the older runs besides the new modules: the grammar vectors cite the
-#: invariants and the ledger by the hundred, each resolving one ordinary argument text, and none
-#: sends a large, awkward or late result; they are left out to keep the runs short.
-_LEFT_OUT: Final = "test_output_paths or test_across_calls or test_grammar"
+#: Older checks left out of the runs: the grammar vectors cite the invariants and the ledger by
+#: the hundred, each resolving one ordinary argument text, and none sends a large, awkward or
+#: late result; they are left out to keep the runs short.
+_LEFT_OUT: Final = "test_grammar"
 
 
 @pytest.mark.parametrize(("mutant", "module", "older"), CASES, ids=[case[0] for case in CASES])
-def test_older_checks_pass_the_mutant(tmp_path: Path, mutant: str, module: str, older: str) -> None:
-    """Every older check of the requirement passes the mutant."""
-    run = run_suite(
-        tmp_path,
-        "--host",
-        f"mutant:{mutant}",
-        "--requirements",
-        older,
-        "-k",
-        f"not ({_LEFT_OUT})",
-    )
-    passed = [row for row in run.report()["checks"] if row["outcome"] == "pass"]
-    assert run.status == 0, f"an older check of {older} caught {mutant}"
-    assert passed, f"no older check of {older} ran"
-
-
-@pytest.mark.parametrize(("mutant", "module"), CAUGHT, ids=[case[0] for case in CAUGHT])
-def test_new_module_catches_the_mutant(tmp_path: Path, mutant: str, module: str) -> None:
-    """The module written for the mutant, alone, fails it naming the mutant's requirement."""
-    run = run_suite(tmp_path, "--host", f"mutant:{mutant}", target=["--pyargs", module])
-    requirement = get(mutant).requirement
-    assert run.status != 0, f"{module} let {mutant} through"
-    assert requirement in run.failed_requirements(), f"{module} did not name {requirement}"
+def test_only_the_new_module_catches_the_mutant(
+    tmp_path: Path, mutant: str, module: str, older: str
+) -> None:
+    """Every check of the mutant's requirement and of ``older`` runs against it once: the module
+    written for it fails it naming the requirement, and every older check passes it."""
+    only_new_checks_catch(tmp_path, mutant, (module,), older=older, left_out=_LEFT_OUT)
 
 
 def test_new_modules_pass_the_unmutated_host(tmp_path: Path) -> None:
@@ -138,22 +117,5 @@ def test_in_process_log_keeps_other_loggers() -> None:
 
 
 def test_mutants_still_apply() -> None:
-    """Each mutant's patches still apply, and each is undone after it."""
-    names = [name for name, _module in CAUGHT] + [name for name, _check in ALSO_OLDER]
-    for name in dict.fromkeys(names):
-        mutant = get(name)
-        targets = [(module, dotted) for module, dotted, _ in mutant.patches]
-
-        def current(where: tuple[str, str]) -> object:
-            owner: object = importlib.import_module(where[0])
-            *parents, attribute = where[1].split(".")
-            for parent in parents:
-                owner = getattr(owner, parent)
-            return vars(owner)[attribute]
-
-        before = [current(where) for where in targets]
-        with applied(mutant):
-            during = [current(where) for where in targets]
-        after = [current(where) for where in targets]
-        assert all(a is not b for a, b in zip(before, during, strict=True)), name
-        assert after == before, name
+    """Each mutant's lines are still in their functions, and each patch is undone after it."""
+    patches_apply_and_undo(name for name, _module, _older in CASES)

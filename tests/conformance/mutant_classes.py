@@ -1,0 +1,84 @@
+"""Hold a class's mutants to what their checks were written for: the older checks pass each
+one, and the new checks catch it.
+
+This module owns the two tests the mutant classes share (``test_moment_mutants``,
+``test_output_mutants``, ``test_record_mutants``): :func:`only_new_checks_catch`, one nested run
+of every check of a mutant's requirement, older and new, against the mutant, which must fail in
+the new checks alone; and :func:`patches_apply_and_undo`, that each mutant's patches still
+replace what they name and are undone after it. Neither prints a value.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from conformance.selftest.base import applied
+from conformance.selftest.catalog import get
+from tests.conformance.suite_runs import run_suite
+
+
+def only_new_checks_catch(
+    tmp_path: Path,
+    mutant: str,
+    new_modules: Sequence[str],
+    *,
+    older: str | None = None,
+    left_out: str = "",
+) -> None:
+    """Run every check of the mutant's requirement (and of ``older``, a requirement whose older
+    checks stand in for a new one's) against the mutant, in one nested run: the checks of
+    ``new_modules`` fail it naming its requirement, and every other check passes it.
+
+    Args:
+        tmp_path: Where the run writes its reports.
+        mutant: The mutant's catalog name.
+        new_modules: The dotted names of the check modules written for its class.
+        older: Another requirement whose checks must pass the mutant too.
+        left_out: A ``-k`` expression of older checks left out to keep the run short.
+    """
+    requirement = get(mutant).requirement
+    chosen = ",".join(dict.fromkeys((requirement, *((older,) if older else ()))))
+    arguments = ["--host", f"mutant:{mutant}", "--requirements", chosen]
+    if left_out:
+        arguments += ["-k", f"not ({left_out})"]
+    run = run_suite(tmp_path, *arguments)
+    files = tuple(module.rsplit(".", 1)[1] + ".py::" for module in new_modules)
+    rows: list[dict[str, Any]] = run.report()["checks"]
+
+    def new(row: dict[str, Any]) -> bool:
+        return any(name in str(row["id"]) for name in files)
+
+    caught_by_older = [row["id"] for row in rows if not new(row) and row["outcome"] in _CAUGHT]
+    assert caught_by_older == [], f"older checks caught {mutant}: {caught_by_older[:3]}"
+    assert any(not new(row) and row["outcome"] == "pass" for row in rows), "no older check ran"
+    assert any(new(row) and row["outcome"] == "fail" for row in rows), f"{mutant} got through"
+    assert requirement in run.failed_requirements(), f"no new check named {requirement}"
+
+
+#: The outcomes of a check that found the mutant.
+_CAUGHT = ("fail", "error")
+
+
+def patches_apply_and_undo(names: Iterable[str]) -> None:
+    """Each named mutant's patches replace what they name while it is applied (a one-line
+    patch's line is still in its function) and are undone after it."""
+    for name in names:
+        mutant = get(name)
+        targets = [(module, dotted) for module, dotted, _ in mutant.patches]
+        before = [_current(*where) for where in targets]
+        with applied(mutant):
+            during = [_current(*where) for where in targets]
+        after = [_current(*where) for where in targets]
+        assert all(a is not b for a, b in zip(before, during, strict=True)), name
+        assert after == before, name
+
+
+def _current(module: str, dotted: str) -> object:
+    owner: object = importlib.import_module(module)
+    *parents, attribute = dotted.split(".")
+    for parent in parents:
+        owner = getattr(owner, parent)
+    return vars(owner)[attribute]
