@@ -305,11 +305,13 @@ def prompts(
     decisions R9.2)."""
     where = f"call {call.step} to {call.tool}" if call else "the step"
     if len(host) != len(model):
-        if len(host) > len(model):
-            ids = ("ORD-003",) if call is None or call.bearing else ("APPR-013",)
-            fail(ids, f"{where}: {len(host)} prompts shown where the model showed {len(model)}")
+        shown = f"{where}: {len(host)} prompts shown where the model showed {len(model)}"
+        if len(host) > len(model) and (call is None or call.bearing):
+            fail(("ORD-003",), shown)
         if call is not None and not call.bearing:
-            should(False, "APPR-013", f"{where}: a reference-free call was not prompted")
+            # A reference-free call prompted where the model's broad answer runs it unasked, or
+            # run unasked where the model prompts: APPR-013, a SHOULD, never a failure.
+            should(False, "APPR-013", shown)
             return
         fail(("APPR-001", "INV3"), f"{where}: {len(host)} prompts shown, the model {len(model)}")
     for mine, theirs in zip(host, model, strict=True):
