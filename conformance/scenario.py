@@ -47,7 +47,7 @@ from conformance.host import (
     ToolSpec,
 )
 from conformance.hosts.wire import config_to_wire, configure_needs
-from conformance.outcomes import unchecked
+from conformance.outcomes import require, unchecked
 from conformance.via import DRIVER, PATHS
 
 #: The capability a host announces when it is the reference implementation itself; checks of
@@ -287,6 +287,25 @@ def ledger_records(observation: Observation | Seen) -> list[dict[str, Any]]:
             decoded = None
         records.append(decoded if isinstance(decoded, dict) else {"_undecodable": number})
     return records
+
+
+def require_record_says_how_it_ended(
+    case: str, record: Mapping[str, Any], outcome: CallResult
+) -> None:
+    """Require a call's ledger record to carry the disposition and ``isError`` the agent was
+    given (LEDG-005, LEDG-008, LEDG-001); ``case`` names the call in the failure."""
+    require(
+        record.get("approvalDisposition") == outcome.disposition,
+        ("LEDG-005", "LEDG-008"),
+        f"a {case} call ended {outcome.disposition} but was recorded as "
+        f"{record.get('approvalDisposition')}",
+    )
+    require(
+        record.get("isError") is outcome.is_error,
+        "LEDG-001",
+        f"a {case} call ended with isError {outcome.is_error} but was recorded with isError "
+        f"{record.get('isError')}",
+    )
 
 
 def receipts_for(observation: Observation | Seen, tool_name: str) -> list[Any]:

@@ -18,7 +18,7 @@ from typing import Any, Final
 import pytest
 
 from conformance.canary import Mint
-from conformance.host import CallResult, HandlerKind
+from conformance.host import HandlerKind
 from conformance.outcomes import require
 from conformance.scenario import (
     RECORDER,
@@ -29,6 +29,7 @@ from conformance.scenario import (
     ledger_records,
     make_secret,
     ref,
+    require_record_says_how_it_ended,
     tool,
 )
 
@@ -64,22 +65,6 @@ def _record_of(records: list[dict[str, Any]], member: str, ending: str) -> Mappi
     return mine[0]
 
 
-def _check_ending(ending: str, record: Mapping[str, Any], outcome: CallResult) -> None:
-    """The record carries the disposition and isError the agent was given."""
-    require(
-        record.get("approvalDisposition") == outcome.disposition,
-        ("LEDG-005", "LEDG-008"),
-        f"a call that ended {outcome.disposition} ({ending}) was recorded as "
-        f"{record.get('approvalDisposition')}",
-    )
-    require(
-        record.get("isError") is outcome.is_error,
-        "LEDG-001",
-        f"a call that ended {ending} with isError {outcome.is_error} was recorded with isError "
-        f"{record.get('isError')}",
-    )
-
-
 @pytest.mark.req("LEDG-001", "LEDG-005", "LEDG-008", "APPR-009")
 def test_queue_full_recorded_as_queue_full(host: RecordingHost, mint: Mint) -> None:
     """A call refused as QUEUE_FULL leaves a record saying QUEUE_FULL, failed, as the agent
@@ -109,8 +94,8 @@ def test_queue_full_recorded_as_queue_full(host: RecordingHost, mint: Mint) -> N
     )
     records = ledger_records(host.observe())
     record = _record_of(records, "extra", "QUEUE_FULL")
-    _check_ending("QUEUE_FULL", record, extra)
-    _check_ending("approved", _record_of(records, "held", done.disposition), done)
+    require_record_says_how_it_ended("QUEUE_FULL", record, extra)
+    require_record_says_how_it_ended("held", _record_of(records, "held", done.disposition), done)
 
 
 @pytest.mark.req("LEDG-001", "LEDG-005", "LEDG-008")
@@ -133,7 +118,7 @@ def test_execution_timeout_recorded_as_approved(host: RecordingHost, mint: Mint)
         f"a tool that outlived the execution timeout ended {outcome.disposition}, not failed",
     )
     record = _record_of(ledger_records(seen), "slow-call", "past the execution timeout")
-    _check_ending("past the execution timeout", record, outcome)
+    require_record_says_how_it_ended("timed-out", record, outcome)
     # The operator answered and the tool ran: a disposition saying otherwise is false.
     require(
         record.get("approvalDisposition") not in _TOOL_UNUSED,

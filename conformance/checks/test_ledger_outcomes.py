@@ -33,6 +33,7 @@ from conformance.scenario import (
     make_secret,
     new_id,
     ref,
+    require_record_says_how_it_ended,
     tool,
 )
 from reference_impl import STEP_ORDER
@@ -64,18 +65,7 @@ _APPROVAL_TIMEOUT_S: Final = 0.3
 
 def _check_record(case: str, record: Mapping[str, Any], outcome: CallResult) -> None:
     """The record agrees with the outcome: disposition, isError and which snippet it carries."""
-    require(
-        record.get("approvalDisposition") == outcome.disposition,
-        ("LEDG-005", "LEDG-008"),
-        f"a {case} call ended {outcome.disposition} but was recorded as "
-        f"{record.get('approvalDisposition')}",
-    )
-    require(
-        record.get("isError") is outcome.is_error,
-        "LEDG-001",
-        f"a {case} call ended with isError {outcome.is_error} but was recorded with isError "
-        f"{record.get('isError')}",
-    )
+    require_record_says_how_it_ended(case, record, outcome)
     snippet = record.get("errorSnippet")
     if not outcome.is_error:
         require(
