@@ -93,8 +93,10 @@ def _approve(_request: dict[str, Any]) -> str:
     return "approve"
 
 
-class _Capture(logging.Handler):
-    """Keeps every record of the host's logger, formatted, exception text included."""
+class RecordCapture(logging.Handler):
+    """Keeps every record it is handed, formatted, exception text included: the host log as the
+    driver protocol reports it. The harness hands it the host's logger; the suite's in-process
+    adapter subclasses it to keep the rest of the process's records too."""
 
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
@@ -102,13 +104,26 @@ class _Capture(logging.Handler):
         self._guard = threading.Lock()
 
     def emit(self, record: logging.LogRecord) -> None:
-        message = record.getMessage()
+        try:
+            message = record.getMessage()
+        except Exception:  # a record that cannot be formatted is kept as its template
+            message = str(record.msg)
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
             message += "\n" + record.exc_text
         with self._guard:
             self.records.append({"level": record.levelname, "message": message})
+
+    def take(self) -> list[dict[str, str]]:
+        """Return the records kept so far."""
+        with self._guard:
+            return list(self.records)
+
+    def clear(self) -> None:
+        """Forget the records kept so far."""
+        with self._guard:
+            self.records.clear()
 
 
 class _CallbackOperator:
@@ -147,7 +162,7 @@ class HarnessHost:
         self._local = threading.local()
         self._lock = threading.Lock()
         self._requests: list[dict[str, Any]] = []
-        self._capture = _Capture()
+        self._capture = RecordCapture()
         self._logger = logging.getLogger(f"reference_impl.host.{id(self):x}")
         self._logger.setLevel(logging.DEBUG)
         self._logger.propagate = False

@@ -36,7 +36,7 @@ from conformance.hosts.wire import (
 )
 from conformance.outcomes import start_call_thread
 from reference_impl._registry import Registry
-from reference_impl.harness import HarnessHost, RegistryFactory
+from reference_impl.harness import HarnessHost, RecordCapture, RegistryFactory
 
 
 class _Pending:
@@ -64,39 +64,14 @@ class _Pending:
 _SUITE_LOGGERS = ("conformance",)
 
 
-class _ProcessLog(logging.Handler):
-    """Keeps every record that reaches the root logger, formatted as the harness formats the
-    registry's own, exception text included; the suite's own records are left out."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self._guard = threading.Lock()
-        self._records: list[dict[str, str]] = []
+class _ProcessLog(RecordCapture):
+    """Keeps every record that reaches the root logger as the harness keeps the registry's own;
+    the suite's own records are left out."""
 
     def emit(self, record: logging.LogRecord) -> None:
         name = record.name
-        if any(name == own or name.startswith(own + ".") for own in _SUITE_LOGGERS):
-            return
-        try:
-            message = record.getMessage()
-        except Exception:  # a record that cannot be formatted is kept as its template
-            message = str(record.msg)
-        if record.exc_info and not record.exc_text:
-            record.exc_text = logging.Formatter().formatException(record.exc_info)
-        if record.exc_text:
-            message += "\n" + record.exc_text
-        with self._guard:
-            self._records.append({"level": record.levelname, "message": message})
-
-    def take(self) -> list[dict[str, str]]:
-        """Return the records kept so far."""
-        with self._guard:
-            return list(self._records)
-
-    def clear(self) -> None:
-        """Forget the records kept so far."""
-        with self._guard:
-            self._records.clear()
+        if not any(name == own or name.startswith(own + ".") for own in _SUITE_LOGGERS):
+            super().emit(record)
 
 
 class InProcessHost:
