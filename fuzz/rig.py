@@ -35,6 +35,7 @@ from reference_impl import (
     User,
     encode_record,
 )
+from reference_impl.harness import RecordCapture
 
 #: Canary values, all of 8 code points or more so every one must be scrubbed (decisions R5.1).
 #: They differ in every form (space, quote, backslash, non-ASCII, plus sign) and never contain
@@ -96,15 +97,6 @@ def echo_text(arguments: ToolArguments) -> str:
     return "\n".join(lines)
 
 
-class _Capture(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.messages: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
-
-
 @dataclass
 class Rig:
     """One reference registry and what each of its surfaces holds since :meth:`clear`."""
@@ -113,7 +105,7 @@ class Rig:
     operator: ScriptedOperator
     ledger: MemoryLedger
     vault: InMemoryVault
-    capture: _Capture
+    capture: RecordCapture
     receipts: list[str] = field(default_factory=list)
 
     def clear(self) -> None:
@@ -122,7 +114,7 @@ class Rig:
         self.operator.requests.clear()
         self.ledger.records.clear()
         self.vault.reads.clear()
-        self.capture.messages.clear()
+        self.capture.clear()
 
     def leaks(self, result_text: str) -> list[str]:
         """Return one line per (surface, reference) where a form of a value appears.
@@ -144,7 +136,7 @@ class Rig:
             "result": result_text,
             "ledger bytes": ledger_text,
             "ledger fields": ledger_strings,
-            "log": "\n".join(self.capture.messages),
+            "log": "\n".join(record["message"] for record in self.capture.take()),
         }
         for reference, value in canary_values():
             for form in own_forms(value):
@@ -183,7 +175,7 @@ def build_rig(policy: Policy | None = None, scrubbing: bool = True) -> Rig:
     logger = logging.getLogger(f"fuzz.rig.{id(vault)}")
     logger.setLevel(logging.DEBUG)
     logger.propagate = False
-    capture = _Capture()
+    capture = RecordCapture()
     logger.addHandler(capture)
     registry = Registry(
         policy=policy,
