@@ -64,6 +64,9 @@ CHECKS_PACKAGE: Final = "conformance.checks"
 #: The fixture every conformance check takes.
 HOST_FIXTURE: Final = "host"
 
+#: What a check's record says until its call is judged: a check the run never finished.
+INTERRUPTED: Final = "the run was interrupted before this check ended"
+
 
 @dataclass(slots=True)
 class State:
@@ -396,7 +399,15 @@ class ConformanceHooks:
             return report
         result = state.results.get(item.nodeid)
         if result is None:
-            result = CheckResult(item.nodeid, cited(item), vectors_of(item))
+            # Until its call is judged a check has not passed: a run interrupted in the middle of
+            # it (Ctrl-C, SIGTERM, a harness error that ends the session) leaves it an error.
+            result = CheckResult(
+                item.nodeid,
+                cited(item),
+                vectors_of(item),
+                outcome=Outcome.ERROR,
+                detail=INTERRUPTED,
+            )
             state.results[item.nodeid] = result
         result.duration_s += report.duration
         self._scrub_report(item, report)

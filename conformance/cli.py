@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -247,20 +249,36 @@ def run(
     return code
 
 
+def _terminated(signum: int, frame: object) -> None:
+    """Stop the run as an interrupt does, so that it ends its hosts and writes its reports."""
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``secref-conformance``, in a process of its own.
 
     At the end it kills any child of this process still alive (an orphan of an adapter's tree,
     reparented here); call :func:`run` instead from a process that has children of its own.
+    ``SIGTERM`` (a CI job cancelled, or an adapter signalling its parent) stops the run as
+    ``Ctrl-C`` does: the hosts are ended, the reports say the run was interrupted, exit code 2.
     """
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminated) if main_thread else None
     try:
         return _main(argv)
+    except KeyboardInterrupt:
+        print("secref-conformance: interrupted before a verdict (exit code 2)", file=sys.stderr)
+        return HARNESS_FAILURE
     finally:
+        from conformance.hosts import release_started
         from conformance.hosts._supervise import end_strays
 
+        release_started()
         # The console script's process runs only the suite, and as a subreaper it is the parent
         # of every orphan an adapter left: any child still alive now is one of those.
         end_strays()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _main(argv: Sequence[str] | None) -> int:

@@ -17,15 +17,18 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-#: Characters shown escaped wherever host text is written: C0 and C1 controls, DEL, and the
-#: Unicode line, paragraph and bidirectional-control characters that break or reorder a line.
+#: Characters shown escaped wherever host text is written: C0 and C1 controls, DEL, the
+#: Unicode line, paragraph and bidirectional-control characters that break or reorder a line,
+#: and lone surrogates, which a host may send as JSON escapes but no UTF-8 file or terminal
+#: can hold (writing one would end the run with an encoding error).
 CONTROL_CHARACTERS: Final = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
 
 #: The same, less the newline and tab a multi-line traceback needs.
 _CONTROLS_BUT_LAYOUT: Final = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+    "\ud800-\udfff]"
 )
 
 #: Markdown characters that can open emphasis, code, a link, a table cell or strike-through

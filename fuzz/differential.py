@@ -153,13 +153,16 @@ class Differ:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Compare the reference host with a host under test; return 1 on a disagreement."""
+    """Compare the reference host with a host under test; return 1 on a disagreement, and 2
+    when the host cannot be started or fails at the protocol level (no verdict to compare)."""
     parser = OneLineParser(
         prog="python -m fuzz.differential",
         description="Send the same generated calls to the reference host and to the host that "
         "COMMAND starts over the driver protocol, and compare their verdicts: resolved, passed "
         "through, or refused with its disposition. A disagreement is shrunk to a minimal "
-        "argument text and printed with both verdicts (exit 1); values are never printed.",
+        "argument text and printed with both verdicts (exit 1); a host that cannot be started "
+        "or fails at the protocol level ends the run with one line (exit 2); values are never "
+        "printed.",
     )
     add_version(parser)
     parser.add_argument(
@@ -176,20 +179,35 @@ def main(argv: list[str] | None = None) -> int:
         help="calls to generate (default: %(default)s)",
     )
     options = parser.parse_args(argv)
+    from conformance.hosts._protocol import HarnessError, HostError
     from conformance.hosts._supervise import end_strays
     from conformance.hosts.inprocess import InProcessHost
     from conformance.hosts.subprocess import SubprocessHost
+    from conformance.inert import escape_controls
 
     reference = InProcessHost()
-    other = SubprocessHost(options.host)
     try:
-        differ = Differ(reference, other)
-        found = differ.search(
-            options.examples, progress=lambda n: print(f"  {n} calls", flush=True)
-        )
+        try:
+            other = SubprocessHost(options.host)
+        except HarnessError as error:
+            reference.close()
+            print(f"fuzz.differential: {escape_controls(str(error))}", file=sys.stderr)
+            return 2
+        try:
+            differ = Differ(reference, other)
+            found = differ.search(
+                options.examples, progress=lambda n: print(f"  {n} calls", flush=True)
+            )
+        except HostError as error:
+            # The host failed at the protocol level (crash, hang, garbage): no verdict was
+            # compared, so this is not a disagreement (exit 1) but a harness error (exit 2).
+            # The error's text is quoted host text, already cleaned of every value it was given.
+            print(f"fuzz.differential: the host under test failed: {error}", file=sys.stderr)
+            return 2
+        finally:
+            reference.close()
+            other.close()
     finally:
-        reference.close()
-        other.close()
         # As the console script does: this process runs only the fuzzer, and as a subreaper
         # it is the parent of every orphan the adapter's tree left (decisions S1.10).
         end_strays()

@@ -226,32 +226,58 @@ class Supervised:
 
 
 def end_strays() -> int:
-    """Kill and reap every live child of this process; return how many there were.
+    """Kill and reap every live descendant of this process; return how many there were.
 
     For the end of a run in a process that exists only to run the suite (the console script):
     as a subreaper it is the parent of every orphan of every adapter's tree, a descendant that
-    cleared its environment and left its group included, so each child left at the end is one
-    the suite started. It does nothing unless this process became a subreaper.
+    cleared its environment and left its group included, so each descendant left at the end is
+    one the suite started. A stray's own children are killed with it, and those it started or
+    left while it was killed are the suite's a moment later: each round takes what the last
+    left, for at most :data:`KILL_ROUNDS` rounds. It does nothing unless this process became a
+    subreaper.
     """
     if not _subreaper:
         return 0
     me = os.getpid()
-    strays = [
-        pid
-        for pid in all_pids()
-        if (stat := _stat(pid)) is not None and stat[0] == me and stat[2] != "Z"
-    ]
-    for pid in strays:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + KILL_WAIT_SECONDS
-    for pid in strays:
+    ended: set[int] = set()
+    for _ in range(KILL_ROUNDS):
+        strays = _descendants(me)
+        if not strays:
+            break
+        ended.update(strays)
+        for pid in strays:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + KILL_WAIT_SECONDS
         while True:
-            try:
-                done, _ = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if done or time.monotonic() >= deadline:
+            alive = False
+            for pid in strays:
+                stat = _stat(pid)
+                if stat is not None and stat[2] != "Z":
+                    alive = True
+                elif stat is not None and stat[0] == me:
+                    # Killed, and a child of this process (from the start, or reparented here
+                    # when its parent died): only this process can reap it.
+                    with contextlib.suppress(ChildProcessError, OSError):
+                        os.waitpid(pid, os.WNOHANG)
+            if not alive or time.monotonic() >= deadline:
                 break
             time.sleep(0.01)
-    return len(strays)
+    return len(ended)
+
+
+def _descendants(root: int) -> set[int]:
+    """Return the live (not zombie) processes that descend from ``root``, per ``/proc``."""
+    children: dict[int, list[int]] = {}
+    for pid in all_pids():
+        stat = _stat(pid)
+        if stat is not None and stat[2] != "Z":
+            children.setdefault(stat[0], []).append(pid)
+    found: set[int] = set()
+    stack = [root]
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            if child not in found:
+                found.add(child)
+                stack.append(child)
+    return found

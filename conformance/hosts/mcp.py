@@ -39,7 +39,7 @@ from conformance.host import (
     OperatorScript,
 )
 from conformance.hosts import HostSelectionError
-from conformance.hosts._protocol import HostError
+from conformance.hosts._protocol import HostError, HostHungError
 from conformance.hosts.subprocess import SubprocessHost
 from conformance.late import LateReport
 from conformance.mcp_sweep import SESSION_JUDGES, SessionLate, merge, sweep_session
@@ -160,6 +160,8 @@ class McpCall:
     messages: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     meta: Mapping[str, Any] | None = None
     reply: Mapping[str, Any] | None = None
+    #: Why the call got no answer in time (the suite gave up on it), or ``None``.
+    hung: str | None = None
 
 
 class _Unanswered:
@@ -291,8 +293,37 @@ class McpHost:
                 elicitation_callback=self._elicit,
                 message_handler=self._message,
             ) as session:
-                await session.initialize()
+                await self._initialize(session)
                 yield session
+
+    async def _initialize(self, session: Any) -> None:
+        """Make the MCP handshake, within the driver's request timeout (decisions S1.10)."""
+        import anyio
+
+        with anyio.fail_after(self.driver.call_timeout):
+            await session.initialize()
+
+    def _unreachable(self, error: BaseException) -> HostError:
+        """Fail the running check: the endpoint the host announced gave no MCP session.
+
+        The adapter is ended and counted as a host that failed to answer (decisions S1.10); the
+        next check starts it again. Only the error's kind is named: its text may quote the host.
+        """
+        leaf: BaseException = error
+        while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
+            leaf = leaf.exceptions[0]
+        if isinstance(leaf, TimeoutError):
+            failure: HostError = HostHungError(
+                f"the host's MCP endpoint did not answer initialize within "
+                f"{self.driver.call_timeout:g} s"
+            )
+        else:
+            failure = HostError(
+                f"the host's MCP endpoint gave no usable session ({type(leaf).__name__}): "
+                "the check learned nothing"
+            )
+        self.driver.fail(failure)
+        return failure
 
     def _live_session(self) -> Any:
         endpoint = self.driver.mcp_endpoint or {}
@@ -305,8 +336,12 @@ class McpHost:
 
             self._portal_cm = anyio.from_thread.start_blocking_portal()
             self._portal = self._portal_cm.__enter__()
-        self._session_cm = self._portal.wrap_async_context_manager(self._open(url))
-        self._session = self._session_cm.__enter__()
+        session_cm = self._portal.wrap_async_context_manager(self._open(url))
+        try:
+            self._session = session_cm.__enter__()
+        except Exception as error:  # whatever the endpoint did, the check learned nothing
+            raise self._unreachable(error) from None
+        self._session_cm = session_cm
         self._url = url
         return self._session
 
@@ -405,14 +440,22 @@ class McpHost:
             with self._lock:
                 call.messages.append(("progress", payload))
 
+        import anyio
+
+        limit = self._call_limit()
         try:
-            result = await session.call_tool(
-                call.tool,
-                dict(call.arguments),
-                read_timeout_seconds=self._call_limit(),
-                progress_callback=progress,
-                meta=dict(call.meta) if call.meta is not None else None,
-            )
+            # The suite's own deadline, so that a call the host never answers is told apart
+            # from a JSON-RPC error the host sent: the SDK's read timeout raises one as well.
+            with anyio.fail_after(limit):
+                result = await session.call_tool(
+                    call.tool,
+                    dict(call.arguments),
+                    progress_callback=progress,
+                    meta=dict(call.meta) if call.meta is not None else None,
+                )
+        except TimeoutError:
+            call.hung = f"the host did not answer tools/call within {limit:g} s"
+            return
         except MCPError as error:
             data = error.error.model_dump(by_alias=True, mode="json", exclude_none=True)
             with self._lock:
@@ -490,7 +533,9 @@ class McpHost:
         Raises:
             HostError: The session ended during the call (the connection closed, the server
                 terminated it): the check ends errored, never failed, and the next call opens
-                a new session, so no later check inherits the broken one.
+                a new session, so no later check inherits the broken one. The endpoint gave
+                no session, or (``HostHungError``) the host did not answer the call within the
+                call limit: the adapter is started again for the next check.
         """
         session = self._live_session()
         ledger_before = self._ledger_count()
@@ -502,11 +547,23 @@ class McpHost:
             if elicit:
                 self._portal.call(self._call, call, session)
             else:
-                self._portal.call(self._call_without_elicitation, call)
+                try:
+                    self._portal.call(self._call_without_elicitation, call)
+                except HostError:
+                    raise
+                except Exception as error:  # the fresh session failed: nothing was learned
+                    raise self._unreachable(error) from None
         finally:
             unanswered.done.set()
             with self._lock:
                 self._in_flight = [item for item in self._in_flight if item[0] is not call]
+        if call.hung is not None:
+            # A hang, as on the driver path: never an answer to judge (decisions S1.10).
+            # The session is closed while the adapter still serves it, then the adapter ended.
+            self._close_session()
+            failure = HostHungError(call.hung)
+            self.driver.fail(failure)
+            raise failure
         lost, self._lost = self._lost, None
         if lost is not None:
             self._close_session()
@@ -535,7 +592,7 @@ class McpHost:
                 TappedSend(write, self.tap, number),
                 message_handler=self._message,
             ) as session:
-                await session.initialize()
+                await self._initialize(session)
                 # Set after the handshake: the capability is not declared, a request is seen.
                 session._elicitation_callback = unsolicited
                 await self._call(call, session)
@@ -561,7 +618,17 @@ class McpHost:
         session = self._live_session()
 
         async def listing() -> dict[str, Any]:
-            result = await session.list_tools()
+            import anyio
+
+            try:
+                with anyio.fail_after(self.driver.call_timeout):
+                    result = await session.list_tools()
+            except TimeoutError:
+                failure = HostHungError(
+                    f"the host did not answer tools/list within {self.driver.call_timeout:g} s"
+                )
+                self.driver.fail(failure)
+                raise failure from None
             dumped: dict[str, Any] = result.model_dump(
                 by_alias=True, mode="json", exclude_none=True
             )

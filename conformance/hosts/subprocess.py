@@ -28,7 +28,7 @@ import os
 import shlex
 import threading
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from conformance.host import (
     Answer,
@@ -106,6 +106,10 @@ __all__ = [
     "main",
     "split_command",
 ]
+
+#: Characters of one host text scanned for runs of the values told in earlier checks; a longer
+#: text keeps its first and last halves of this (SubprocessHost._redact_told).
+TOLD_SCAN_CHARS: Final = 64 * 1024
 
 # --- the host under test ----------------------------------------------------------------------
 
@@ -190,6 +194,12 @@ class SubprocessHost:
         self.restarts = 0
         #: Every byte of standard error of every start of the adapter, for the barrier.
         self._spool = Spool(spool_limit)
+        #: Every value configured over the run, oldest first, and the windows of their forms
+        #: indexed so far (built on the first redaction that needs them, then extended).
+        self._told: list[tuple[str, str]] = []
+        self._told_values: set[str] = set()
+        self._told_runs: dict[str, str] = {}
+        self._told_indexed = 0
         self._connection: Connection | None = None
         try:
             self._connection, self._info = self._connect()
@@ -216,7 +226,44 @@ class SubprocessHost:
         for value in values:
             for form in {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)}:
                 text = text.replace(form, "[value]")
-        return text
+        return self._redact_told(text)
+
+    def _remember(self, config: HostConfig) -> None:
+        """Keep the values of ``config`` among those any later quote of the host is cleaned of.
+
+        An adapter may quote, in a later check, a value it was given in an earlier one (in an
+        error, its last words on standard error, a new name at a restart), where that check's
+        own redaction knows only its own values (decisions S1.5).
+        """
+        from conformance.canary import guarded_values
+
+        for guarded in guarded_values(config.secrets):
+            if guarded.value not in self._told_values:
+                self._told_values.add(guarded.value)
+                self._told.append((guarded.label, guarded.value))
+
+    def _redact_told(self, text: str) -> str:
+        """Replace every run of 8 characters of any form of any value told so far.
+
+        Text longer than :data:`TOLD_SCAN_CHARS` keeps only its first and last halves of that
+        bound, each cleaned, joined by ``…``: every quote of host text is cut far shorter (to
+        its first 200 or last 600 characters), and scanning megabytes of it would cost seconds.
+        """
+        from conformance.canary import MIN_REDACTED_RUN, redact_runs, required_forms
+
+        if not self._told:
+            return text
+        width = MIN_REDACTED_RUN
+        for label, value in self._told[self._told_indexed :]:
+            for form in required_forms(value).values():
+                for start in range(len(form) - width + 1):
+                    self._told_runs.setdefault(form[start : start + width], label)
+        self._told_indexed = len(self._told)
+        if len(text) > TOLD_SCAN_CHARS:
+            half = TOLD_SCAN_CHARS // 2
+            head = redact_runs(text[:half], self._told_runs)
+            return f"{head}…{redact_runs(text[-half:], self._told_runs)}"
+        return redact_runs(text, self._told_runs)
 
     def _connect(self) -> tuple[Connection, HostInfo]:
         try:
@@ -352,6 +399,18 @@ class SubprocessHost:
         connection = self._connection
         return None if connection is None else connection.failure
 
+    def fail(self, error: HostError) -> None:
+        """End the running check with ``error``, a failure met outside the driver protocol.
+
+        For a host reached another way too (its MCP endpoint): the adapter is ended, the check
+        counts toward abandonment (decisions S1.10), and the next check starts it again.
+        """
+        connection = self._connection
+        if connection is None:
+            self._check_failure = error
+        else:
+            connection.fail(error)
+
     # --- HostUnderTest -----------------------------------------------------------------------
 
     def info(self) -> HostInfo:
@@ -369,6 +428,7 @@ class SubprocessHost:
         self._tally()
         self._raise_abandoned()
         self._config = config
+        self._remember(config)
         self._in_check = True
         connection = self._connection
         if connection is None or connection.failure is not None:
@@ -431,7 +491,7 @@ class SubprocessHost:
         from conformance.canary import Detector, guarded_values
 
         detector = Detector(guarded_values(self._config.secrets))
-        return detector.redact(text) if detector else text
+        return self._redact_told(detector.redact(text) if detector else text)
 
     def _call(
         self, connection: Connection, method: str, params: Mapping[str, Any], timeout: float
@@ -502,9 +562,10 @@ class SubprocessHost:
             # Asked after the text: a cut between the two is reported, never missed.
             whole = not connection.printed_cut
             return observation_from_wire(data, printed, whole)
-        except (KeyError, TypeError, ValueError, AttributeError) as error:
-            # binascii.Error is a ValueError. A surface the suite cannot read is the host's
-            # protocol failure: the check errors, it never fails on it.
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as error:
+            # binascii.Error is a ValueError; a page number of 1e999 (infinity) is an
+            # OverflowError. A surface the suite cannot read is the host's protocol failure:
+            # the check errors, it never fails on it.
             failure = ProtocolViolationError(
                 f"the host's observe result is malformed ({type(error).__name__})"
             )

@@ -9,8 +9,9 @@ the subprocess driver speaking exactly the same protocol.
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from conformance.host import (
     CallResult,
@@ -92,12 +93,28 @@ def result_from_wire(data: Mapping[str, Any]) -> CallResult:
     return CallResult(str(data["disposition"]), str(data["text"]), bool(data["isError"]))
 
 
+#: A lone surrogate: legal in JSON as an escape, with no UTF-8 form.
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def _encodable(text: str) -> str:
+    """Return ``text`` with each lone surrogate written as its escape, ``\\udxxx``.
+
+    A host may send one as a JSON escape; no UTF-8 report, terminal or worker channel can
+    carry it, so a description holding one would end the run with an encoding error.
+    """
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
 def info_from_wire(data: Mapping[str, Any]) -> HostInfo:
-    """Return a handshake's host description as a :class:`HostInfo`."""
+    """Return a handshake's host description as a :class:`HostInfo`.
+
+    The name, version and language are the host's text, kept as data, lone surrogates escaped.
+    """
     return HostInfo(
-        name=str(data["name"]),
-        version=str(data["version"]),
-        language=str(data["language"]),
+        name=_encodable(str(data["name"])),
+        version=_encodable(str(data["version"])),
+        language=_encodable(str(data["language"])),
         capabilities=frozenset(str(item) for item in data.get("capabilities", ())),
     )
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -43,6 +44,9 @@ from conformance.masker.report import (
 #: Where reports go unless told otherwise.
 DEFAULT_JSON: Final = Path("reports") / "masker.json"
 DEFAULT_MD: Final = Path("reports") / "masker.md"
+
+#: A lone surrogate: a JSON escape an adapter may send, with no UTF-8 form.
+LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 class LeakInReport(Exception):  # noqa: N818 - the name says what was found
@@ -181,7 +185,11 @@ def _write(reports: list[dict[str, Any]], json_path: Path, md_path: Path) -> Non
     md_path.parent.mkdir(parents=True, exist_ok=True)
     document = reports[0] if len(reports) == 1 else {"maskers": reports}
     validate_report(document)
-    json_path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    text = json.dumps(document, indent=2, ensure_ascii=False)
+    # A lone surrogate an adapter sent (in its name, say) has no UTF-8 form: it is written as
+    # the JSON escape it came as, which reads back as the same string.
+    text = LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    json_path.write_text(text + "\n", "utf-8")
     md_path.write_text(matrix_markdown(reports), "utf-8")
 
 

@@ -179,9 +179,14 @@ def inert(text: str, secrets: Iterable[Secret]) -> str:
             if text[start : start + CANARY_RUN] in runs:
                 hidden[start : start + CANARY_RUN] = [True] * CANARY_RUN
     cleaned = "".join("?" if hide else char for char, hide in zip(text, hidden, strict=True))
-    # Control characters would act on a terminal; they are shown as escapes instead.
+    # Control characters would act on a terminal, and a lone surrogate cannot be written to
+    # one or to a UTF-8 file; they are shown as escapes instead.
     return "".join(
-        f"\\x{ord(char):02x}" if ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0 else char
+        f"\\x{ord(char):02x}"
+        if ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0
+        else f"\\u{ord(char):04x}"
+        if 0xD800 <= ord(char) < 0xE000
+        else char
         for char in cleaned[:EXCERPT_CHARS]
     )
 
@@ -412,7 +417,9 @@ class SubprocessMasker(Masker):
         self._call_timeout = call_timeout
         self._schemas = MessageSchemas()
         self._workdir = _Workdir()
-        self._told: dict[str, Secret] = {}
+        #: Every secret told to the adapter, by name and value: a name may come back with
+        #: another value (MASK_KEY does), and the earlier one must still be cleaned.
+        self._told: dict[tuple[str, str], Secret] = {}
         self._adapter: _Adapter | None = None
         self._next_id = 0
         self._failures = 0
@@ -503,7 +510,9 @@ class SubprocessMasker(Masker):
         # An answer, a refusal included, is what the protocol asks: the count starts again.
         self._failures = 0
         if "error" in answer:
-            raise MaskerError(f"the masker refused: {inert(answer['error'], secrets)}")
+            # Cleaned of every value told so far: a refusal may quote an earlier request's.
+            refusal = inert(answer["error"], self._told.values())
+            raise MaskerError(f"the masker refused: {refusal}")
         output: str = answer["output"]
         return output
 
@@ -531,7 +540,7 @@ class SubprocessMasker(Masker):
             self._kill()
             self._info = self._start()
         for secret in secrets:
-            self._told[secret.name] = secret
+            self._told[secret.name, secret.value] = secret
         self._next_id += 1
         message = {
             "id": self._next_id,
@@ -561,7 +570,8 @@ class SubprocessMasker(Masker):
         problems = self._schemas.errors("response", answer)
         if problems:
             self._kill()
-            raise MaskerError(f"the adapter's answer is not valid: {inert(problems[0], secrets)}")
+            shown = inert(problems[0], self._told.values())
+            raise MaskerError(f"the adapter's answer is not valid: {shown}")
         if answer["id"] != self._next_id:
             self._kill()
             raise MaskerError("the adapter answered another request")

@@ -198,6 +198,9 @@ def escape_md(text: str) -> str:
             out.append("\\" + char)
         elif ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0:
             out.append(f"\\x{ord(char):02x}")
+        elif 0xD800 <= ord(char) < 0xE000:
+            # A lone surrogate (a JSON escape an adapter may send) has no UTF-8 form.
+            out.append(f"\\u{ord(char):04x}")
         else:
             out.append(char)
     return "".join(out)
