@@ -28,9 +28,11 @@ from conformance.selftest import (
     catalog_outputs,
     catalog_policy,
     catalog_records,
+    catalog_roles,
     catalog_scrub,
     catalog_substitution,
     catalog_survivors,
+    catalog_text,
 )
 from conformance.selftest.base import Mutant
 
@@ -57,6 +59,8 @@ _AREAS: Final = (
     catalog_records.MUTANTS,
     catalog_moments.MUTANTS,
     catalog_outputs.MUTANTS,
+    catalog_roles.MUTANTS,
+    catalog_text.MUTANTS,
 )
 
 #: The catalog's order, by name: the first mutants, then the grammar and message mutants, the
@@ -290,6 +294,21 @@ ORDER: Final[tuple[str, ...]] = (
     "deny-cache-misses-provider",
     "module-logger-warning",
     "execution-timeout-recorded-as-no-error",
+    "scrub-table-first-values",
+    "long-values-unscrubbed",
+    "marker-scan-window",
+    "long-strings-unscanned",
+    "string-scan-stops-at-64",
+    "unknown-ids-message-cut",
+    "json-whitespace-isspace",
+    "fenced-arguments-unwrapped",
+    "username-skips-secret-policy",
+    "username-ignores-feature-switch",
+    "username-unfenced-secret-read",
+    "admin-role-read-at-prompt",
+    "admin-role-kept-for-session",
+    "yolo-lifts-secret-policy",
+    "yolo-approves-open-prompt",
 )
 
 
