@@ -206,11 +206,39 @@ def _check_refused(vector: GrammarVector, outcome: Any, seen: Any, *, strict: bo
         )
 
 
-@pytest.mark.req("SUBST-005", "INV6", "ORD-003")
+#: The depth a host SHOULD still read to the bottom (decisions R1.9).
+_DEPTH_FLOOR = 64
+
+
+def _depth(args: str) -> int:
+    """Return how many arrays and objects nest at the deepest point of JSON text ``args``."""
+    deepest, stack = 0, [(json.loads(args), 1)]
+    while stack:
+        node, level = stack.pop()
+        children = node.values() if isinstance(node, dict) else node
+        if isinstance(node, dict | list):
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+@pytest.mark.req("SUBST-005", "INV6", "ORD-003", "GRAM-041", "GRAM-042")
 @pytest.mark.parametrize("vector", _params(vectors.VALID))
 def test_valid_vector_resolves(host: RecordingHost, mint: Any, vector: GrammarVector) -> None:
-    """A valid vector runs after one prompt and hands the handler exactly its substitution."""
+    """A valid vector runs after one prompt and hands the handler exactly its substitution. A
+    host may stop reading at a depth of its own and refuse what lies deeper, failing closed
+    (decisions R1.9): a deep vector so refused is reported against the 64-level floor."""
     outcome, seen = _run(host, mint, vector)
+    if "deep" in vector.flags and outcome.disposition == "SECRET_UNRESOLVED":
+        if host.has("observe.receipts"):
+            require(seen.receipts == (), "GRAM-041", f"{vector.id}: a refused call ran")
+        depth = _depth(vector.args)
+        should(
+            depth > _DEPTH_FLOOR,
+            "GRAM-042",
+            f"{vector.id}: a reference {depth} levels deep was refused, above the 64-level floor",
+        )
+        return
     require(
         not outcome.is_error,
         vector.requirements,

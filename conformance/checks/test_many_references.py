@@ -13,11 +13,12 @@ here prints a value; details name positions and counts only.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 
 import pytest
 
-from conformance.canary import Kind, Mint, required_forms
+from conformance.canary import Kind, Mint, hardening_forms, required_forms
 from conformance.host import SecretSpec
 from conformance.outcomes import fail, require
 from conformance.scenario import (
@@ -31,6 +32,7 @@ from conformance.scenario import (
     name_of,
     new_id,
     placeholder,
+    receipts_for,
     ref,
     substitute_oracle,
     value_of,
@@ -51,6 +53,32 @@ _FIELDS = ("password", "username", "notes")
 #: The result cap (decisions R6.1) and the room a host's note about a cut may take.
 RESULT_CAP = 150_000
 CAP_NOTE_ROOM = 1_000
+
+
+def _spellings(text: str, forms: Iterable[str]) -> int:
+    """Return how many occurrences of ``forms`` one leftmost-longest pass finds in ``text``."""
+    ordered = sorted(set(forms), key=len, reverse=True)
+    return len(re.findall("|".join(map(re.escape, ordered)), text)) if ordered else 0
+
+
+def _raw_spellings(host: RecordingHost, value: str) -> tuple[int, int] | None:
+    """Return how often the echo handler's raw text spelled ``value`` in a form the host must
+    scrub, and in one it may scrub (forms beyond the design too), or ``None`` when the host
+    shows no receipts.
+
+    The raw text is the host's own writing of the substituted arguments: a writer that escapes
+    non-ASCII characters (``\\u00e9``) spells a value in a form beyond the design (decisions
+    R4.1, R5.6), which the host need not scrub, so the echo's first line may bring fewer
+    placeholders than the value's occurrences.
+    """
+    if not host.has("observe.receipts"):
+        return None
+    receipts = receipts_for(host.observe(), ECHO.name)
+    if not receipts:
+        return None
+    raw = str(receipts[-1].raw)
+    required = required_forms(value).values()
+    return _spellings(raw, required), _spellings(raw, (*required, *hardening_forms(value).values()))
 
 
 def _references(mint: Mint, count: int) -> tuple[list[SecretSpec], list[tuple[str, str]]]:
@@ -180,10 +208,14 @@ def test_every_occurrence_scrubbed(host: RecordingHost, mint: Mint, count: int, 
         f"with {count} occurrences, form(s) {', '.join(left)} of the value survived scrubbing",
     )
     found = outcome.text.count(placeholder(secret.id))
+    # The four form lines of each member hold one occurrence each; the raw first line holds the
+    # value as the host wrote it (decisions R4.1), counted from the handler's receipt.
+    raw = _raw_spellings(host, value_of(secret, "password"))
+    least, most = (4 * count + raw[0], 4 * count + raw[1]) if raw else (4 * count, 5 * count)
     require(
-        found == 5 * count,
+        least <= found <= most,
         "SCRUB-007",
-        f"{5 * count} occurrences should each be one placeholder; the result holds {found}",
+        f"{least} to {most} occurrences should each be one placeholder; the result holds {found}",
     )
 
 
@@ -219,6 +251,18 @@ def test_many_occurrences_across_the_cut(host: RecordingHost, mint: Mint, count:
         f"with {count} occurrences before the cut, form(s) {', '.join(left)} survived",
     )
     before = text.count(placeholder(secret.id))
+    # The raw first line, where the cut falls, holds the value as the host's writer spelled it
+    # (decisions R4.1). A writer that spelled it in a form beyond the design (a \\u escape of
+    # a non-ASCII character, R5.6), as its receipt or such a form left in the result shows,
+    # leaves it readable there by the rulings' leave, scrubbed or not: then neither the
+    # placeholders before the cut nor the pieces beside it say anything of the cut.
+    value = value_of(secret, "password")
+    raw = _raw_spellings(host, value)
+    beyond = (
+        raw[1] > raw[0] if raw else any(form in text for form in hardening_forms(value).values())
+    )
+    if beyond:
+        return
     require(
         before >= count // 4,
         "SCRUB-011",

@@ -12,7 +12,8 @@ from nor approved for; ``tools/list`` carries no value.
 from __future__ import annotations
 
 import json
-from typing import Any
+import re
+from typing import Any, Final
 
 import pytest
 
@@ -47,6 +48,10 @@ RESULT_CAP_CHARS = 150_000
 
 #: The shortest run of a value that counts as readable (decisions R5.1).
 READABLE_RUN = 8
+
+#: A risk shown at HIGH or above, in any case: a secret-bearing call's risk is at least HIGH
+#: (decisions R3.2), so CRITICAL shows it as well, and how the form spells it is the host's.
+_AT_LEAST_HIGH: Final = re.compile(r"\b(?:high|critical)\b", re.IGNORECASE)
 
 
 def _mcp(host: RecordingHost) -> Any:
@@ -236,7 +241,11 @@ def test_elicitation_carries_descriptors_risk_and_arguments(
     text = json.dumps(asked[0], ensure_ascii=False)
     message = str(asked[0].get("message", "")) + json.dumps(asked[0].get("requestedSchema"))
     require(secret.website in message, "MCP-007", "the elicitation does not name the website")
-    require("HIGH" in message, "MCP-007", "the elicitation does not show the HIGH risk")
+    require(
+        _AT_LEAST_HIGH.search(message.replace(secret.website, "")) is not None,
+        "MCP-007",
+        "the elicitation does not show a risk of HIGH or above",
+    )
     require(marker in text, "MCP-007", "the elicitation does not carry the arguments as written")
 
 
@@ -245,7 +254,10 @@ _REPLIES = {
     "cancel": {"action": "cancel"},
     "accept-empty": {"action": "accept", "content": {}},
     "accept-unknown": {"action": "accept", "content": {"decision": "maybe-later"}},
-    "accept-extra": {"action": "accept", "content": {"decision": "approve", "x": "y"}},
+    "accept-deny-beside-approve": {
+        "action": "accept",
+        "content": {"decision": "deny", "x": "approve"},
+    },
 }
 
 
@@ -254,7 +266,10 @@ _REPLIES = {
 def test_only_an_approving_accept_runs_the_call(
     host: RecordingHost, mint: Mint, reply: str
 ) -> None:
-    """Decline, cancel and content the form does not allow deny: the tool never runs."""
+    """Decline, cancel, content the form does not allow, and content whose decision is not an
+    approval deny: the tool never runs. An approving decision with another member beside it is
+    not sent: an MCP form's schema cannot forbid other members, so a host may read it as the
+    approval it says (decisions R9.6)."""
     mcp = _mcp(host)
     secret = make_secret(mint)
     host.reset(config([secret]))

@@ -204,12 +204,40 @@ def parse_arguments(args: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def _choices(spec: Mapping[str, Any]) -> list[tuple[object, tuple[str, ...]]] | None:
+    """Return the options of a single-choice string property, each with the words that name it,
+    or ``None`` when ``spec`` offers no choice: an ``enum``'s values (with their legacy
+    ``enumNames``), or the ``const`` and ``title`` of each item of a titled ``oneOf`` or
+    ``anyOf``, the two single-select forms the MCP elicitation schema allows."""
+    if spec.get("type") != "string":
+        return None
+    options = spec.get("enum")
+    if isinstance(options, list):
+        names = spec.get("enumNames")
+        titles = names if isinstance(names, list) and len(names) == len(options) else []
+        return [
+            (option, tuple(str(word) for word in (option, *titles[index : index + 1])))
+            for index, option in enumerate(options)
+            if isinstance(option, str)
+        ]
+    for key in ("oneOf", "anyOf"):
+        items = spec.get(key)
+        if isinstance(items, list):
+            return [
+                (item["const"], tuple(str(item.get(word, "")) for word in ("const", "title")))
+                for item in items
+                if isinstance(item, dict) and isinstance(item.get("const"), str)
+            ]
+    return None
+
+
 def elicit_content(schema: Mapping[str, Any], answer: Answer) -> dict[str, Any] | None:
     """Return the form content that says ``answer``, or ``None`` to decline.
 
-    The form's first string property with an ``enum`` takes the option naming the answer
-    (``approve``, ``always_allow``...); a first boolean property takes ``true`` for any
-    approving answer. Deny, and an answer the form cannot say, decline.
+    The form's first single-choice string property (an ``enum``, or a titled ``oneOf`` or
+    ``anyOf``) takes the option whose value or title names the answer (``approve``,
+    ``always_allow``...); a first boolean property takes ``true`` for any approving answer.
+    Deny, and an answer the form cannot say, decline.
     """
     words = DECISION_WORDS.get(answer)
     if words is None:
@@ -220,12 +248,12 @@ def elicit_content(schema: Mapping[str, Any], answer: Answer) -> dict[str, Any] 
     for name, spec in properties.items():
         if not isinstance(spec, dict):
             continue
-        options = spec.get("enum")
-        if spec.get("type") == "string" and isinstance(options, list):
+        options = _choices(spec)
+        if options is not None:
             for word in words:
-                for option in options:
-                    if isinstance(option, str) and option.lower() == word:
-                        return {name: option}
+                for value, labels in options:
+                    if any(label.lower() == word for label in labels):
+                        return {name: value}
             return None
         if spec.get("type") == "boolean":
             return {name: True}
@@ -723,8 +751,11 @@ class McpHost:
     # --- reading a call back -------------------------------------------------------------------
 
     def _ledger_count(self) -> int:
-        endpoint = self.driver.mcp_endpoint or {}
-        if endpoint.get("dispositionMeta"):
+        # Counted even when the adapter names a dispositionMeta key: a refusal sent as a
+        # JSON-RPC error carries no ``_meta``, and its disposition is then read from the records
+        # written since the call began (decisions R9.5, R9.8). A record of an earlier call of
+        # the same tool is never read as this one's: a withheld call may leave none (R6.3).
+        if "observe.ledger" not in self.driver.info().capabilities:
             return -1
         return len(self.driver.observe().ledger_bytes.splitlines())
 

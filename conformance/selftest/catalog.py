@@ -33,6 +33,7 @@ from conformance.selftest import (
     catalog_substitution,
     catalog_survivors,
     catalog_text,
+    catalog_wire,
 )
 from conformance.selftest.base import Mutant
 
@@ -61,6 +62,7 @@ _AREAS: Final = (
     catalog_outputs.MUTANTS,
     catalog_roles.MUTANTS,
     catalog_text.MUTANTS,
+    catalog_wire.MUTANTS,
 )
 
 #: The catalog's order, by name: the first mutants, then the grammar and message mutants, the
@@ -302,6 +304,13 @@ ORDER: Final[tuple[str, ...]] = (
     "unknown-ids-message-cut",
     "json-whitespace-isspace",
     "fenced-arguments-unwrapped",
+    "wire-answer-case-folded",
+    "wire-decline-content-approves",
+    "wire-cancel-as-timeout",
+    "wire-elicitation-sites-only",
+    "wire-elicitation-arguments-head",
+    "wire-plain-call-approved-unasked",
+    "wire-debug-log-holds-result",
     "username-skips-secret-policy",
     "username-ignores-feature-switch",
     "username-unfenced-secret-read",

@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from conformance.selftest.base import Variant, line_patch
 from conformance.selftest.catalog_approval import save_keeps_stamp
+from conformance.selftest.variants_legal import LEGAL_MORE
 
 _SERVER: Final = "reference_impl.mcp_server"
 _POLICY: Final = "reference_impl._policy"
@@ -489,7 +490,28 @@ VARIANTS: Final[tuple[Variant, ...]] = (
         via="mcp",
         takes=(("MCP-012", "timeout"),),
     ),
+    *LEGAL_MORE,
+)
+
+#: Legal variants that show less than the suite needs to judge every requirement they name: a
+#: fact they leave unobservable is unchecked for them, never failed (decisions S1.1). Each is
+#: run by ``tests/conformance/test_legal_hunt.py``, which holds it to no failed check.
+PARTLY_OBSERVED: Final[tuple[Variant, ...]] = (
+    Variant(
+        "mcp-errors-withheld-unrecorded",
+        ("ORD-004", "LEDG-006", "MCP-011"),
+        "Every refusal is a JSON-RPC error after the prefix an MCP layer adds (R9.5), and a "
+        "call the kill-switch or RBAC withholds leaves no ledger record (R6.3): two EITHER "
+        "alternatives at once, so nothing names a withheld call's disposition, and no record of "
+        "an earlier call may stand for it.",
+        (
+            (_SERVER, "render", refusals_as_errors(SDK_PREFIX)),
+            (_REG, "Registry._refuse", gate_unrecorded),
+        ),
+        via="mcp",
+        takes=(("MCP-011", "jsonrpc-error"),),
+    ),
 )
 
 #: Variants by name.
-BY_NAME: Final = {variant.name: variant for variant in VARIANTS}
+BY_NAME: Final = {variant.name: variant for variant in (*VARIANTS, *PARTLY_OBSERVED)}
