@@ -262,3 +262,45 @@ def near_names(name: str, count: int = 24, seed: int = SEED) -> tuple[str, ...]:
         and set(candidate) <= _TOOL_NAME_CHARS
     ]
     return tuple(names[:count])
+
+
+# --- awkward values -------------------------------------------------------------------------
+
+#: Values a host might be tempted to tidy on their way to the handler (design step [10],
+#: decisions R4.1: a value is put in place as it is, code point for code point): each shape is
+#: the text before a value's core, inside it, and after it. Line breaks and spaces at either
+#: end, decomposed and compatibility characters that Unicode normalisation would change, Hangul
+#: jamo, invisible, bidirectional and astral characters. None of them holds a brace, a bracket
+#: or a colon, so no value looks like a marker or a placeholder.
+AWKWARD_SHAPES: Final[dict[str, tuple[str, str, str]]] = {
+    "trailing-lf": ("", "", "\n"),
+    "trailing-crlf": ("", "", "\r\n"),
+    "trailing-cr": ("", "", "\r"),
+    "trailing-lf-lf": ("", "", "\n\n"),
+    "leading-lf": ("\n", "", ""),
+    "leading-crlf-trailing-lf": ("\r\n", "", "\n"),
+    "spaces-around": ("  ", "", " \t"),
+    "inner-line-break": ("", "\r\n", ""),
+    "nfd-latin": ("", "e\u0301", "A\u030a"),
+    "nfd-tail": ("", "", "o\u0308\u0304"),
+    "lone-combining-tail": ("", "", "\u0301"),
+    "hangul-jamo": ("", "\u1100\u1161\u11a8", "\u1112\u1161\u11ab"),
+    "nfc-singletons": ("", "\u2126", "\u212b"),
+    "compatibility": ("\ufb01", "\uff21", "\u2460"),
+    "zero-width": ("\u200b", "\u200c\u200d", "\u2060"),
+    "byte-order-mark": ("\ufeff", "", "\ufeff"),
+    "unicode-spaces": ("\u00a0", "\u3000", "\u2028\u2029"),
+    "bidi-controls": ("\u202e", "", "\u202c"),
+    "non-bmp": ("\U0001f511", "\U0001d11e", "\U0001f600"),
+}
+
+#: Where a shape's inner text goes in a value: after this many characters of its core.
+AWKWARD_SPLIT: Final = 11
+
+
+def shaped(core: str, shape: str) -> str:
+    """Return ``core`` in the awkward text of ``shape`` (:data:`AWKWARD_SHAPES`): the head
+    before it, the inner text after its first :data:`AWKWARD_SPLIT` characters, the tail after
+    it."""
+    head, inner, tail = AWKWARD_SHAPES[shape]
+    return head + core[:AWKWARD_SPLIT] + inner + core[AWKWARD_SPLIT:] + tail

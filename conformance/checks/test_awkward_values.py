@@ -19,34 +19,11 @@ from typing import Final
 
 import pytest
 
+from conformance.alphabets import AWKWARD_SHAPES as _SHAPES
 from conformance.canary import Kind, Mint, required_forms
 from conformance.host import SecretSpec
 from conformance.outcomes import require
 from conformance.scenario import ECHO, RECORDER, RecordingHost, args_json, config, make_secret, ref
-
-#: Each awkward shape: the text before the canary's core, inside it, and after it. None of them
-#: holds a brace, a bracket or a colon, so no value looks like a marker or a placeholder.
-_SHAPES: Final[dict[str, tuple[str, str, str]]] = {
-    "trailing-lf": ("", "", "\n"),
-    "trailing-crlf": ("", "", "\r\n"),
-    "trailing-cr": ("", "", "\r"),
-    "trailing-lf-lf": ("", "", "\n\n"),
-    "leading-lf": ("\n", "", ""),
-    "leading-crlf-trailing-lf": ("\r\n", "", "\n"),
-    "spaces-around": ("  ", "", " \t"),
-    "inner-line-break": ("", "\r\n", ""),
-    "nfd-latin": ("", "e\u0301", "A\u030a"),
-    "nfd-tail": ("", "", "o\u0308\u0304"),
-    "lone-combining-tail": ("", "", "\u0301"),
-    "hangul-jamo": ("", "\u1100\u1161\u11a8", "\u1112\u1161\u11ab"),
-    "nfc-singletons": ("", "\u2126", "\u212b"),
-    "compatibility": ("\ufb01", "\uff21", "\u2460"),
-    "zero-width": ("\u200b", "\u200c\u200d", "\u2060"),
-    "byte-order-mark": ("\ufeff", "", "\ufeff"),
-    "unicode-spaces": ("\u00a0", "\u3000", "\u2028\u2029"),
-    "bidi-controls": ("\u202e", "", "\u202c"),
-    "non-bmp": ("\U0001f511", "\U0001d11e", "\U0001f600"),
-}
 
 #: The requirements an awkward value's delivery and scrubbing cite.
 _DELIVERY: Final = "SUBST-005"

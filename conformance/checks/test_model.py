@@ -2,8 +2,9 @@
 time and roles; decisions R3, R3.4, R3.5, R4, R6.2, R6.3, R7.1).
 
 A Hypothesis state machine configures the host and a fresh in-process reference host alike,
-then calls with references in every field and role, look-alikes and plain values, applies
-every announced control at any moment, and answers prompts at once, late, never or twice. After
+then calls with references in every field and role, look-alikes and plain values, awkward
+values, refusals of resolution and a full queue, applies every announced control at any
+moment, and answers prompts at once, late, never or twice. After
 each step it compares the disposition, what the handler received, the prompts, the vault reads
 and the ledger records with the model's, and sweeps every surface. A failure names the
 requirement and prints the shrunk steps. The budget is fixed in CI (docs/conformance.md, "The
@@ -21,8 +22,9 @@ from conformance.scenario import RecordingHost
 
 #: The requirements a divergence names, besides those of the compared fields. A divergence may
 #: also name a requirement of a refusal's words that only the targeted checks cite (GRAM-008,
-#: MSG-005, MSG-008, MSG-011): citing it here would put the model check first wherever the
-#: self-test stops once decided, since checks run grouped by the rarest requirement they cite.
+#: MSG-005, MSG-008, MSG-011), or the depth rule a call nested past 64 levels meets
+#: (GRAM-041): citing it here would put the model check first wherever the self-test stops
+#: once decided, since checks run grouped by the rarest requirement they cite.
 _CITED = (
     *dict.fromkeys(rid for ids in FIELD_REQUIREMENTS.values() for rid in ids),
     "APPR-012",

@@ -12,6 +12,7 @@ fields, dispositions, tools and reference names only.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -64,6 +65,17 @@ class Call:
         events: The controls applied while its prompt was open, in order, as ``(op, target)``.
         answer: The operator's answer's wire name.
         short: Whether its argument text is within :data:`KEPT_CHARS`.
+        resolution: The refusals of resolution that apply to it (``"vault"``, ``"ai"``,
+            ``"unknown"``, ``"empty"``), or ``None`` when not known: a host may name any of
+            them first (ORD-002), none other.
+        empty: The ``(id, field)`` of each empty field it names, any of which the empty-field
+            refusal may name, or ``None`` when not known (then only the model's).
+        deep: Whether a member stands deeper than a host must read (decisions R1.9): a host
+            that stops reading refuses it with words of its own and cannot redact what it did
+            not read, so neither the words nor ``sanitizedArgs`` are compared.
+        swapped: Whether the host named another refusal of resolution first, accepted as the
+            SHOULD it is (ORD-002), or refused a lost secret.read as POLICY_DENIED (FENCE-004):
+            its record's disposition is then its own.
     """
 
     step: int
@@ -73,6 +85,10 @@ class Call:
     events: list[tuple[str, str]] = field(default_factory=list)
     answer: str = ""
     short: bool = True
+    resolution: frozenset[str] | None = None
+    empty: frozenset[tuple[str, str]] | None = None
+    deep: bool = False
+    swapped: bool = False
 
 
 #: How much of a call's arguments the reference host keeps in a prompt and in ``sanitizedArgs``
@@ -132,6 +148,8 @@ def reasons(disposition: str, text: str, call: Call) -> tuple[str, ...]:
             if marker in text:
                 return ids
         return ("MSG-011",)
+    if disposition == "SECRET_UNRESOLVED" and call.deep:
+        return ("GRAM-041", "GRAM-008", "MSG-001")
     if disposition == "SECRET_UNRESOLVED":
         unresolved: tuple[tuple[str, tuple[str, ...]], ...] = (
             ("Malformed", ("GRAM-008", "MSG-001")),
@@ -190,6 +208,11 @@ _RULED_WORDS: Final = (
 _RESOLUTION: Final = frozenset({"vault", "ai", "unknown", "empty"})
 
 
+#: The words of the empty-field and AI-provider refusals, with the id and the field they name.
+_EMPTY_WORDS: Final = re.compile(r"secret (\S+) has no (password|username|notes)\b")
+_AI_WORDS: Final = re.compile(r"secret (\S+) is an AI provider key")
+
+
 def _refusal(text: str) -> tuple[str, str, tuple[str, ...]] | None:
     """Return which ruled refusal ``text`` is: its name, its ruled words and its rule."""
     for name, words, requirements in _RULED_WORDS:
@@ -204,36 +227,94 @@ def _refusal(text: str) -> tuple[str, str, tuple[str, ...]] | None:
     return None
 
 
+def _other_order(call: Call, got: str, name: str) -> bool:
+    """Return whether a host that refused for ``got`` where the model refused for ``name``
+    took another order within resolution (a SHOULD, ORD-002), reporting it: both are refusals
+    of resolution and ``got`` applies to the call. Fail when ``got`` does not apply."""
+    if not {got, name} <= _RESOLUTION:
+        return False
+    if call.resolution is not None and got not in call.resolution:
+        wanted = _refusal_requirements(name)
+        fail(
+            wanted,
+            f"call {call.step}: refused for the {got} refusal, which does not apply to the call, "
+            f"where the model refused for the {name} one",
+        )
+    should(
+        False,
+        "ORD-002",
+        f"call {call.step}: resolution refused for the {got} refusal where the model refused "
+        f"for the {name} one first",
+    )
+    return True
+
+
+def _refusal_requirements(name: str) -> tuple[str, ...]:
+    named = {"empty": ("MSG-008",), "ai": ("MSG-011",)}
+    for rule, _words, requirements in _RULED_WORDS:
+        named.setdefault(rule, requirements)
+    return named[name]
+
+
+def _names_one_of(
+    pattern: re.Pattern[str], text: str, allowed: frozenset[tuple[str, str]], with_field: bool
+) -> bool:
+    """Return whether ``text`` begins with ``pattern``'s words naming one of ``allowed``: the id
+    in any case (the rulings lower-case an id to name it, R1.2; the targeted checks hold the
+    case), the field as written."""
+    match = pattern.match(text)
+    if match is None:
+        return False
+    named = (match.group(1).lower(), match.group(2) if with_field else "")
+    return named in {(sid.lower(), name if with_field else "") for sid, name in allowed}
+
+
 def ruled_words(call: Call, host: CallResult, model: CallResult) -> None:
     """Compare how a refusal before any prompt begins, where the rulings fix its words.
 
     Both hosts refused the call alike. The model is the reference host, whose messages begin
     with the ruled words (decisions R2), so the host's must begin with the same words; for
-    unknown ids with the model's whole message. A host that names another refusal of
-    resolution first took another order among them, a SHOULD (ORD-002): reported, not failed.
-    What follows the ruled words is the host's own, and refusals after a prompt are left to the
-    fence checks.
+    unknown ids with the model's whole message; for an empty field and an AI provider key with
+    the words naming the secret (and the field) the model names, or for an empty field any
+    other empty field of the call. A host that names another refusal of resolution first, one
+    that applies to the call, took another order among them, a SHOULD (ORD-002): reported, not
+    failed. What follows the ruled words is the host's own, and refusals after a prompt are left
+    to the fence checks.
     """
-    if call.prompted or not model.is_error:
+    if call.prompted or not model.is_error or call.deep:
         return
     wanted = _refusal(model.text)
-    if wanted is None or wanted[0] in ("empty", "ai"):
-        return  # the rest of those messages is not compared here: the targeted checks are
+    if wanted is None:
+        return
     name, words, requirements = wanted
     got = _refusal(host.text)
     if got is not None and got[0] != name:
-        if {got[0], name} <= _RESOLUTION:
-            should(
-                False,
-                "ORD-002",
-                f"call {call.step}: resolution refused for the {got[0]} refusal where the model "
-                f"refused for the {name} one first",
-            )
+        if _other_order(call, got[0], name):
             return
         fail(
             (*requirements, "ORD-001"),
             f"call {call.step}: the {got[0]} refusal where the model's is the {name} one",
         )
+    if name == "empty":
+        match = _EMPTY_WORDS.match(model.text)
+        allowed = call.empty or frozenset({(match.group(1), match.group(2))} if match else ())
+        if not _names_one_of(_EMPTY_WORDS, host.text, allowed, with_field=True):
+            fail(
+                requirements,
+                f"call {call.step}: the refusal does not begin 'secret <id> has no <field>' "
+                "naming an empty field of the call",
+            )
+        return
+    if name == "ai":
+        match = _AI_WORDS.match(model.text)
+        allowed = frozenset({(match.group(1), "")} if match else ())
+        if not _names_one_of(_AI_WORDS, host.text, allowed, with_field=False):
+            fail(
+                requirements,
+                f"call {call.step}: the refusal does not begin 'secret <id> is an AI provider "
+                "key' naming the key the model names",
+            )
+        return
     if name == "unknown":
         if not host.text.startswith(model.text):
             fail(
@@ -261,6 +342,11 @@ def dispositions(call: Call, host: CallResult, model: CallResult, held: Held) ->
         return
     where = f"call {call.step} to {call.tool}"
     pair = f"{host.disposition} where the model ended {model.disposition}"
+    if _resolved_otherwise(call, host, model):
+        # An AI provider key's refusal (SECRET_FORBIDDEN) and another of resolution
+        # (SECRET_UNRESOLVED) both apply: the order between them is a SHOULD (ORD-002).
+        call.swapped = True
+        return
     if not call.bearing and model.disposition in _USUAL and host.disposition in _USUAL:
         should(False, "APPR-013", f"{where}: a reference-free call ended {pair}")
         held.off_model = True
@@ -271,6 +357,8 @@ def dispositions(call: Call, host: CallResult, model: CallResult, held: Held) ->
         and host.disposition == "POLICY_DENIED"
     ):
         should(False, "FENCE-004", f"{where}: a lost secret.read refused the call as POLICY_DENIED")
+        # Its record says POLICY_DENIED too, the disposition accepted here (decisions R3.4).
+        call.swapped = True
         return
     if _fence5(call) and {host.disposition, model.disposition} == {
         "POLICY_DENIED",
@@ -290,7 +378,23 @@ def dispositions(call: Call, host: CallResult, model: CallResult, held: Held) ->
     ids = reasons(model.disposition, model.text, call)
     if host.disposition in ("APPROVED_ONCE", "ALLOWED") and model.disposition not in _USUAL:
         ids = (*ids, "SUBST-004") if model.disposition == "SECRET_UNRESOLVED" else ids
+    if host.disposition == "QUEUE_FULL" and (call.bearing or model.disposition not in _USUAL):
+        # Refused for a full queue: before its own refusal, which comes first (ORD-003), or
+        # with fewer prompts open than the limit (APPR-009).
+        first = "ORD-003" if model.is_error and not call.prompted else "APPR-009"
+        ids = (first, *ids)
     fail(ids, f"{where} ended {pair}")
+
+
+def _resolved_otherwise(call: Call, host: CallResult, model: CallResult) -> bool:
+    """Return whether both hosts refused the call before any prompt for two different refusals
+    of resolution of different dispositions, the host's one that applies (reported, ORD-002)."""
+    if call.prompted or not (host.is_error and model.is_error) or call.deep:
+        return False
+    got, wanted = _refusal(host.text), _refusal(model.text)
+    if got is None or wanted is None or got[0] == wanted[0]:
+        return False
+    return _other_order(call, got[0], wanted[0])
 
 
 def prompts(
@@ -392,6 +496,12 @@ _RECORD_FIELDS: Final = (
 )
 
 
+def _record_key(record: Mapping[str, Any]) -> str:
+    # The arguments' text is left out: over MCP it may be written otherwise (decisions R9.2).
+    kept = [record.get(name) for name, _key in _RECORD_FIELDS if name != "sanitizedArgs"]
+    return json.dumps(kept, sort_keys=True)
+
+
 def ledger(
     call: Call | None,
     host: Sequence[Mapping[str, Any]],
@@ -399,9 +509,15 @@ def ledger(
     held: Held,
     *,
     exact_raw: bool = True,
+    ordered: bool = True,
 ) -> None:
-    """Compare the ledger records one step appended; ``exact_raw`` as for :func:`prompts`."""
+    """Compare the ledger records one step appended; ``exact_raw`` as for :func:`prompts`.
+    Unless ``ordered``, the records of calls that ended on their own clocks (timeouts) are
+    matched in no order: each host's are sorted by the fields compared, the arguments' text
+    aside."""
     where = f"call {call.step} to {call.tool}" if call else "the step"
+    if not ordered:
+        host, model = sorted(host, key=_record_key), sorted(model, key=_record_key)
     if len(host) != len(model):
         withheld = [r for r in model if r.get("approvalDisposition") in WITHHELD_TOOL]
         if call is not None and len(model) - len(host) == len(withheld) == 1:
@@ -412,7 +528,9 @@ def ledger(
         if theirs.get("approvalDisposition") in WITHHELD_TOOL:
             held.take("LEDG-006", "recorded", f"{where}: a withheld call was")
         for name, key in _RECORD_FIELDS:
-            if name == "sanitizedArgs" and call is not None and not call.short:
+            if name == "sanitizedArgs" and call is not None and (call.deep or not call.short):
+                continue
+            if name == "approvalDisposition" and call is not None and call.swapped:
                 continue
             got, want = mine.get(name), theirs.get(name)
             if name == "secretRefs":

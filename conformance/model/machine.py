@@ -15,6 +15,7 @@ Hypothesis prints the shrunk steps as the reproducer; steps hold ids and labels,
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import queue
@@ -27,7 +28,7 @@ from typing import Any, Final, TypeVar
 
 from hypothesis import seed
 from hypothesis import strategies as st
-from hypothesis.errors import Flaky, FlakyFailure
+from hypothesis.errors import Flaky, FlakyFailure, HypothesisException
 from hypothesis.stateful import (
     RuleBasedStateMachine,
     initialize,
@@ -71,6 +72,27 @@ from conformance.via import MCP
 #: How long the operator waits before a delayed answer, and past the timeout for a late one.
 DELAY_S: Final = 0.05
 LATE_S: Final = world.SHORT_TIMEOUT_S + 0.25
+
+#: How much earlier than configured a host's approval timer may fire and still be on time: a
+#: judgment that needs a prompt still open (or an answer still in time) is made only when the
+#: call holding it started more than this before the timeout ran out.
+SLACK_S: Final = 0.1
+
+#: How long after a late-answered prompt opened the probe opens another: past the late
+#: answer's excess over the timeout (0.25 s) and well before the answer (0.65 s), so that a
+#: countdown every new prompt restarted would still run when the first is answered.
+COUNTDOWN_GAP_S: Final = 0.35
+
+#: How long, all told, a judgment about to fail waits for a held call to end on its own: a host
+#: may close an open prompt by itself, and then its slot was free.
+CLOSED_GRACE_S: Final = 1.0
+
+#: How often a wait for the probe's running calls looks again.
+POLL_S: Final = 0.01
+
+#: The plans whose answer comes in time: with a short approval timeout their calls end by it
+#: unless the machine was too slow, which a call's duration tells.
+ON_TIME: Final = frozenset({"at-once", "delayed", "acting"})
 
 ANSWERS: Final = (
     Answer.APPROVE,
@@ -151,6 +173,15 @@ class _Open:
     model: tuple[PendingCall, _Operator]
 
 
+def _ended(pending: PendingCall) -> bool:
+    """Return whether a started call has ended, after a short look."""
+    try:
+        pending.result(POLL_S)
+    except TimeoutError:
+        return False
+    return True
+
+
 def _settled(pending: PendingCall, operator: _Operator) -> CallResult | None:
     """Wait until the call shows its prompt (``None``) or ends (its result)."""
     deadline = time.monotonic() + WAIT_SECONDS
@@ -162,6 +193,22 @@ def _settled(pending: PendingCall, operator: _Operator) -> CallResult | None:
         except TimeoutError:
             continue
     raise RequirementError("APPR-008", "a started call neither prompted nor ended in time")
+
+
+@dataclass(slots=True)
+class _Started:
+    """A call started on both hosts, its operators playing one plan."""
+
+    call: Call
+    host: tuple[PendingCall, _Operator]
+    model: tuple[PendingCall, _Operator]
+
+    def results(self) -> tuple[CallResult, CallResult]:
+        """Wait for the call's end on both hosts; note whether the model prompted."""
+        host = self.host[0].result(WAIT_SECONDS)
+        model = self.model[0].result(WAIT_SECONDS)
+        self.call.prompted = self.model[1].opened.is_set()
+        return host, model
 
 
 @dataclass(slots=True)
@@ -211,18 +258,20 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
     )
     # Controls while the prompt is open, the fence's likeliest, then an answer that approves
     # most often: the moment a fence fault shows (decisions R3.4).
+    any_action = st.one_of(fence_actions, actions)
     acting = st.builds(
         Plan,
         when=st.just("acting"),
         answer=st.sampled_from((Answer.APPROVE, *ANSWERS)),
-        actions=st.lists(st.one_of(fence_actions, actions), min_size=1, max_size=3).map(tuple),
+        actions=st.lists(any_action, min_size=1, max_size=3).map(tuple),
     )
+    # With no control announced nothing can act while a prompt is open: no such plan is drawn.
+    acts = () if any_action.is_empty else (acting, acting)
     plans = st.one_of(
         answered,
         answered,
         st.builds(Plan, when=st.sampled_from(("never", "late"))),
-        acting,
-        acting,
+        *acts,
         *([st.just(Plan("held"))] * 2 if can_start else []),
     )
 
@@ -237,6 +286,11 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             self.open: list[_Open] = []
             self.cursors = (_Cursor(), _Cursor())
             self.config: HostConfig | None = None
+            self.example: HostConfig | None = None
+            self.setup: world.Setup | None = None
+            self.unsure = False
+            self.deferred = False
+            self.was_deferred = False
             self.detector = Detector(())
             self.own_message = Detector(())
             self.batched = False
@@ -256,7 +310,9 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 failure_message="vault.failure-message" in capabilities,
             ),
             probe=world.probes(),
-            before=st.lists(actions, max_size=2).map(tuple),
+            # A host that announces no control meets none before its first call: a list of
+            # nothing() cannot be drawn at all (an error of the suite, never the host's).
+            before=st.just(()) if actions.is_empty else st.lists(actions, max_size=2).map(tuple),
         )
         @_traced
         def configure(
@@ -266,46 +322,64 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             ``probe``, then apply ``before``: the controls a host meets before its first call."""
             mint = Mint()
             self.failure_text = setup.failure_text(mint)
-            self.config = setup.config(mint, self.failure_text)
+            self.setup = setup
+            self.example = self.config = setup.config(mint, self.failure_text)
             self.detector = Detector(guarded_values(self.config.secrets))
             if self.failure_text is not None:
                 own = Guarded("the vault failure's own message", self.failure_text)
                 self.own_message = Detector((own,))
-            self.short = setup.short_timeout
             self.user = (setup.admin, setup.permissions)
-            self._restart()
+            self._restart(self.example)
             self._probe(probe)
             for action in before:
                 self._control(action)
 
         def _probe(self, probe: world.Probe) -> None:
             """Walk the open alphabets a little further in each example, so that the CI budget
-            meets every name of both, in calls the comparison judges like any other:
+            meets every name of both, and meet the moments no short draw reaches, in calls the
+            comparison judges like any other:
 
-            - four calls, each with one reference naming a field the contract does not have,
-              the next four of :data:`world.UNKNOWN_FIELDS` from ``probe.fields``: each is
-              malformed whatever the field is called (decisions R1.2);
-            - a DENY saved for ``send_mail`` (:data:`world.RULED`), then calls to three of the
-              tools registered under its near names, from ``probe.names``, each approved at
-              once: a tool keeps its own rule whatever its name is close to (POL-004);
             - a call of ``probe.count`` references (256, 17, 33 or 65, :func:`world.many`)
               to the echo, whose result holds the passwords more than 500 times with 256, in
               the raw arguments and four forms; and one to the thrower, whose failure text
               quotes them all, with 256 followed by a filler past the result cap: counts past
               any plausible fixed limit, and a failure text longer than the cap, through scrub
               and cap (decisions R5, R6.1);
+            - four calls, each with one reference naming a field the contract does not have,
+              the next four of :data:`world.UNKNOWN_FIELDS` from ``probe.fields``: each is
+              malformed whatever the field is called (decisions R1.2);
+            - a DENY saved for ``send_mail`` (:data:`world.RULED`), then calls to three of the
+              tools registered under its near names, from ``probe.names``, each approved at
+              once: a tool keeps its own rule whatever its name is close to (POL-004);
             - a call with both unknown ids among three known references, one of them between
               two, in the order opposite to the sorted one (:func:`world.attribution`): all or
-              nothing, and the ids named in order of first use (INV2, MSG-007).
+              nothing, and the ids named in order of first use (INV2, MSG-007);
+            - a call to the recorder's name in capitals, which no configuration registers
+              (:data:`world.UNREGISTERED`): a tool is looked up by its exact name (ORD-006);
+            - the calls of resolution (:meth:`_resolution_calls`): an AI provider key's field
+              among known references, six unknown ids, and an empty field asked after another
+              field of its entry; then every awkward value of the example and a value spelling
+              a reference, delivered (SUBST-005); a call whose prompt meets the loss of
+              ``secret.read`` and its return before the answer (FENCE-003); and, off MCP, a
+              malformed candidate 100 levels down (GRAM-041);
+            - in the first example and one in six of the others (``probe.full``), where the
+              host can start a call and return: a call naming an AI provider key and an unknown
+              id at once; the calls of a full queue, prompts held open
+              (:meth:`_probe_queue`); calls that run past the execution timeout while another
+              prompts (:meth:`_probe_running`); and prompts that time out, are answered late,
+              or meet a full queue after timeouts (:meth:`_probe_timeouts`).
 
             Ten calls an example walk the 64 fields and the 24 names from a drawn start (the
-            first example from the first of each), and make the calls of many and the
-            attribution call in each. The calls of many come first, and once they are judged
-            both hosts start afresh, configured alike, so that their long records and texts
-            do not come back with every later observation.
-            Drawn as rules of their own, Hypothesis now and then spent most of a run's steps
-            on one of them, and the other rules met too few calls.
+            first example from the first of each). The calls of many come first, and once they
+            are judged both hosts start afresh, configured alike, so that their long records
+            and texts do not come back with every later observation; the calls after them run
+            with the approval timeout long, and those that need a short one or an execution
+            timeout on hosts configured afresh for them. Drawn as rules of their own,
+            Hypothesis now and then spent most of a run's steps on one of them, and the other
+            rules met too few calls.
             """
+            assert self.example is not None
+            assert self.setup is not None
             with self._batch():
                 echoed = world.many(probe.count, probe.offset, filler=False)
                 self._invoke(world.ECHO_NAME, echoed, Plan("at-once", Answer.APPROVE))
@@ -314,31 +388,196 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 self._invoke(world.THROWER_NAME, quoted, Plan("at-once", Answer.APPROVE))
             # Their records, prompts and texts are long, and every later step would read them
             # again: both hosts start afresh, configured alike, once they are judged.
-            self._restart()
+            steady = self.example
+            if self.short:
+                steady = dataclasses.replace(steady, approval_timeout_s=world.LONG_TIMEOUT_S)
+            self._restart(steady)
+            approve = Plan("at-once", Answer.APPROVE)
             with self._batch():
                 for number in range(4):
                     name = world.UNKNOWN_FIELDS[(probe.fields + number) % len(world.UNKNOWN_FIELDS)]
                     member = world.Item("malformed", probe.secret, name)
-                    self._invoke(world.RECORDER_NAME, (member,), Plan("at-once", Answer.APPROVE))
+                    self._invoke(world.RECORDER_NAME, (member,), approve)
                 if sees["control.save-rule"]:
                     self._control(("save_rule", "tool", world.RULED.name, "DENY"))
                 members = (world.Item("ref", probe.secret),) if probe.bearing else ()
                 for number in range(3):
                     name = world.TWIN_NAMES[(probe.names + number) % len(world.TWIN_NAMES)]
-                    self._invoke(name, members, Plan("at-once", Answer.APPROVE))
+                    self._invoke(name, members, approve)
                 attribution = world.attribution(probe.unknown_at, probe.secret)
-                self._invoke(world.RECORDER_NAME, attribution, Plan("at-once", Answer.APPROVE))
+                self._invoke(world.RECORDER_NAME, attribution, approve)
+                self._invoke(world.UNREGISTERED, (world.Item("ref", probe.secret),), approve)
+                self._resolution_calls(probe)
+                if probe.full:
+                    self._invoke(world.RECORDER_NAME, world.both_call(), approve)
+                empty = tuple(bare for bare, _spaced in self.setup.secrets)
+                self._invoke(world.RECORDER_NAME, world.awkward_call(empty), approve)
+                if sees["control.set-permissions"]:
+                    self._given_back(probe)
+                if context.host.path != MCP:
+                    deep = (world.Item("deep"),)
+                    self._invoke(world.RECORDER_NAME, deep, approve)
+            if can_start and probe.full:
+                self._probe_queue(probe)
+                self._probe_running(probe, steady)
+                self._probe_timeouts(probe)
+            if self.config is not self.example:
+                self._restart(self.example)
 
-        def _restart(self) -> None:
-            """Configure both hosts afresh with the example's configuration, and compare and
-            sweep from there."""
+        def _resolution_calls(self, probe: world.Probe) -> None:
+            """Make the calls each refused at resolution for a refusal whose words name the
+            right secrets (decisions R2): the AI provider key's field ``probe.ai_field``, after
+            the first ``1 + probe.ai_at`` known passwords (MSG-011); six unknown ids (MSG-007);
+            the bare entry's empty notes asked after its field ``probe.earlier`` (MSG-008)."""
+            approve = Plan("at-once", Answer.APPROVE)
+            ai = world.ai_call(probe.ai_at, probe.ai_field, probe.secret)
+            self._invoke(world.RECORDER_NAME, ai, approve)
+            self._invoke(world.RECORDER_NAME, world.unknown_call(probe.secret), approve)
+            empty = world.empty_call(probe.earlier, probe.secret)
+            self._invoke(world.RECORDER_NAME, empty, approve)
+
+        def _given_back(self, probe: world.Probe) -> None:
+            """Make a call whose prompt meets the loss of ``secret.read`` and its return, then
+            approve it: a loss while the prompt is open refuses the call whatever follows it
+            (decisions R3.4, FENCE-003)."""
+            admin, permissions = self.user
+            lost = tuple(name for name in permissions if name != world.READ)
+            actions = (("set_permissions", admin, lost), ("set_permissions", admin, permissions))
+            plan = Plan("acting", Answer.APPROVE, actions)
+            self._invoke(world.RECORDER_NAME, (world.Item("ref", probe.secret),), plan)
+
+        def _probe_queue(self, probe: world.Probe) -> None:
+            """Hold the pending limit's worth of prompts open (the approval timeout is long),
+            the first of a reference-free call and the others of secret-bearing calls, all to
+            the recorder; then make the calls of a full queue, each of which must end
+            QUEUE_FULL and be recorded so (APPR-009, LEDG-001, LEDG-005): a secret-bearing call
+            to another tool of another provider, then a reference-free one; then the calls of
+            resolution, each refused for its own refusal before the queue is consulted
+            (ORD-003); then a reset while the prompts are open, and one more call. The prompts
+            are then denied."""
             assert self.config is not None
+            bearing = (world.Item("ref", probe.secret),)
+            held: list[_Open] = []
+            with self._batch():
+                for number in range(self.config.pending_limit):
+                    entry = self._hold(world.RECORDER_NAME, bearing if number else ())
+                    if entry is not None:
+                        held.append(entry)
+                self._beyond(world.AUX.name, bearing, held)
+                self._beyond(world.RECORDER_NAME, (), held)
+                self._resolution_calls(probe)
+                if sees["control.reset"]:
+                    self._control(("reset",))
+                    self._beyond(world.RECORDER_NAME, bearing, held)
+                for entry in held:
+                    self._release((entry,), Answer.DENY)
+
+        def _probe_running(self, probe: world.Probe, steady: HostConfig) -> None:
+            """On hosts configured afresh with the slow tool (:data:`world.SLOW`) and an
+            execution timeout (:data:`world.EXECUTION_TIMEOUT_S`), start the pending limit's
+            worth of calls to it, each approved at once; once each handler has been called on
+            both hosts (their prompts closed), make a call that must prompt and run: an
+            approved call keeps no slot while it runs (APPR-009). Each slow call ends as the
+            execution timeout leaves it, recorded as approved, never TIMEOUT (LEDG-005)."""
+            running = dataclasses.replace(
+                steady,
+                tools=(*steady.tools, world.SLOW),
+                execution_timeout_s=world.EXECUTION_TIMEOUT_S,
+            )
+            self._restart(running)
+            bearing = (world.Item("ref", probe.secret),)
+            approve = Plan("at-once", Answer.APPROVE)
+            with self._batch(), self._deferred():
+                started = [
+                    self._start(world.SLOW.name, bearing, approve)
+                    for _ in range(running.pending_limit)
+                ]
+                self._until_handled(started)
+                self._invoke(world.RECORDER_NAME, bearing, approve)
+                ended = [(entry, *entry.results()) for entry in started]
+                for entry, host, model in ended:
+                    self._finished(entry.call, host, model)
+
+        def _probe_timeouts(self, probe: world.Probe) -> None:
+            """On hosts configured afresh with the short approval timeout, after the recorder
+            was granted an ALLOW rule (or session trust):
+
+            - a reference-free call to the echo answered after its timeout (APPR-008), and,
+              with a limit of two or more, a secret-bearing call to the recorder whose prompt
+              opens :data:`COUNTDOWN_GAP_S` after the first and is never answered: each prompt
+              keeps its own countdown, and no rule or trust answers a secret-bearing prompt
+              that timed out (APPR-001, APPR-008); with a limit of one, that call is made after
+              the first ends;
+            - once both ended, the limit's worth of secret-bearing prompts held open and one
+              more call: after timeouts the limit is exact, and the call beyond it ends
+              QUEUE_FULL (APPR-009). It is judged only when it was decided before the first of
+              those prompts could have timed out; they are then left to time out.
+
+            The surfaces are compared once every call has ended: the order in which calls that
+            time out are recorded is the hosts' timing."""
+            assert self.example is not None
+            short = dataclasses.replace(self.example, approval_timeout_s=world.SHORT_TIMEOUT_S)
+            self._restart(short)
+            self._grant()
+            bearing = (world.Item("ref", probe.secret),)
+            limit = self.example.pending_limit
+            with self._batch(), self._deferred():
+                late = self._start(world.ECHO_NAME, (), Plan("late", Answer.APPROVE))
+                prompted = self._opened(late)
+                second = None
+                if prompted is not None and limit >= 2:
+                    time.sleep(max(0.0, prompted + COUNTDOWN_GAP_S - time.monotonic()))
+                    second = self._hold(world.RECORDER_NAME, bearing)
+                    if second is not None:
+                        for _pending, operator in (second.host, second.model):
+                            operator.answers.put(Answer.NONE)
+                self._finished(late.call, *late.results())
+                if second is not None:
+                    self._release((second,), Answer.NONE, answered=True)
+                else:
+                    self._invoke(world.RECORDER_NAME, bearing, Plan("never"))
+                self._window(limit, bearing)
+
+        def _window(self, limit: int, bearing: tuple[world.Item, ...]) -> None:
+            """Hold ``limit`` prompts open under the short approval timeout, then make one more
+            call, judged only if decided before the first prompt could have timed out; then
+            let the prompts time out."""
+            if self.unsure or self.held.off_model:
+                return
+            first = time.monotonic()
+            held: list[_Open] = []
+            for _ in range(limit):
+                entry = self._hold(world.RECORDER_NAME, bearing)
+                if entry is None:
+                    break
+                held.append(entry)
+            if len(held) == limit:
+                window = first + world.SHORT_TIMEOUT_S - SLACK_S
+                self._beyond(world.RECORDER_NAME, bearing, held, window=window)
+            self._release(tuple(held), Answer.NONE)
+
+        def _grant(self) -> None:
+            """Grant the recorder an ALLOW rule, or session trust where no rule can be saved."""
+            assert self.config is not None
+            if sees["control.save-rule"] and self.config.policy_store != "failing":
+                self._control(("save_rule", "tool", world.RECORDER_NAME, "ALLOW"))
+            elif sees["control.trust-session"]:
+                self._control(("trust_session", world.RECORDER_NAME))
+
+        def _restart(self, config: HostConfig | None = None) -> None:
+            """Configure both hosts afresh with ``config`` (by default the one they have), and
+            compare and sweep from there."""
+            config = config or self.config
+            assert config is not None
             if self.held.off_model:
                 return
-            context.host.reset(self.config)
-            context.model.reset(self.config)
+            context.host.reset(config)
+            context.model.reset(config)
+            self.config = config
+            self.short = config.approval_timeout_s <= world.SHORT_TIMEOUT_S
             self.cursors = (_Cursor(), _Cursor())
             self.calls = []
+            self.unsure = False
 
         # --- steps --------------------------------------------------------------------------
 
@@ -404,6 +643,19 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 plan = Plan("at-once")
             if plan.when in ("never", "late") and not self.short:
                 plan = Plan("delayed", Answer.DENY)
+            call, args = self._call(tool, members, plan)
+            if plan.when == "held":
+                self._start_held(call, tool, args)
+                return
+            began = time.monotonic()
+            outcome, model_outcome = self._run(call, tool, args, plan)
+            if self._raced(plan, outcome, model_outcome, time.monotonic() - began):
+                self.unsure = True
+            self._finished(call, outcome, model_outcome)
+
+        def _call(self, tool: str, members: tuple[world.Item, ...], plan: Plan) -> tuple[Call, str]:
+            """Number a call and note what the comparison needs to know of it."""
+            assert self.setup is not None
             self.steps += 1
             args = world.arguments(members)
             call = Call(
@@ -412,10 +664,17 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 world.carries_reference(members),
                 answer=plan.answer.value,
                 short=len(args) <= compare.KEPT_CHARS,
+                resolution=world.resolution(members, self.setup),
+                empty=world.empty_fields(members, self.setup),
+                deep=world.is_deep(members),
             )
-            if plan.when == "held":
-                self._start_held(call, tool, args)
-                return
+            return call, args
+
+        def _run(
+            self, call: Call, tool: str, args: str, plan: Plan
+        ) -> tuple[CallResult, CallResult]:
+            """Make one call on both hosts, the host's and the model's prompt each answered by
+            ``plan``, and return both outcomes."""
             for action in plan.actions:
                 call.events.append(controls.event(action))
             model_op, host_op = _Operator(plan), _Operator(plan)
@@ -427,9 +686,54 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 # The operator applied the plan's controls while the prompt was open.
                 for action in plan.actions:
                     self._noted(action)
-            self._finished(call, outcome, model_outcome)
+            return outcome, model_outcome
 
-        def _start_held(self, call: Call, tool: str, args: str) -> None:
+        def _raced(self, plan: Plan, host: CallResult, model: CallResult, took: float) -> bool:
+            """Return whether a call answered in time under the short approval timeout ended
+            TIMEOUT on one host only when it took so long that the machine, not the host, may
+            have made the answer late: such a call is not judged."""
+            if not self.short or plan.when not in ON_TIME:
+                return False
+            if (host.disposition == "TIMEOUT") == (model.disposition == "TIMEOUT"):
+                return False
+            return took >= world.SHORT_TIMEOUT_S - SLACK_S
+
+        def _start(self, tool: str, members: tuple[world.Item, ...], plan: Plan) -> _Started:
+            """Start one call on both hosts, each prompt answered by ``plan``."""
+            call, args = self._call(tool, members, plan)
+            host_op, model_op = _Operator(plan), _Operator(plan)
+            host_pending = context.host.start(tool, args, host_op)
+            model_pending = context.model.start(tool, args, model_op)
+            return _Started(call, (host_pending, host_op), (model_pending, model_op))
+
+        def _opened(self, started: _Started) -> float | None:
+            """Wait until a started call prompted or ended on both hosts; return when both
+            prompts had opened, or ``None`` if either host ended the call without one.
+
+            A reference-free call one host asks about and the other does not took another
+            usual meaning than the model's (APPR-013, a SHOULD): reported, and the rest of the
+            example is not compared.
+            """
+            host = _settled(*started.host)
+            model = _settled(*started.model)
+            if (host is None) != (model is None) and not started.call.bearing:
+                should(
+                    False,
+                    "APPR-013",
+                    f"call {started.call.step} to {started.call.tool}: a reference-free call "
+                    "was asked about on one host only",
+                )
+                self.held.off_model = True
+            return time.monotonic() if host is None and model is None else None
+
+        def _hold(self, tool: str, members: tuple[world.Item, ...]) -> _Open | None:
+            """Start a call whose prompt is held open; return it if both hosts prompted."""
+            if self.held.off_model:
+                return None
+            call, args = self._call(tool, members, Plan("held"))
+            return self._start_held(call, tool, args)
+
+        def _start_held(self, call: Call, tool: str, args: str) -> _Open | None:
             host_op, model_op = _Operator(Plan("held")), _Operator(Plan("held"))
             host_pending = context.host.start(tool, args, host_op)
             model_pending = context.model.start(tool, args, model_op)
@@ -437,17 +741,124 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             model_done = _settled(model_pending, model_op)
             call.prompted = model_done is None
             if host_done is None and model_done is None:
-                self.open.append(_Open(call, (host_pending, host_op), (model_pending, model_op)))
+                entry = _Open(call, (host_pending, host_op), (model_pending, model_op))
+                self.open.append(entry)
                 self._compare(call)
-                return
+                return entry
             if host_done is not None and model_done is not None:
                 self._finished(call, host_done, model_done)
-                return
+                return None
             # One host prompted and the other did not: the prompts decide it.
             for operator in (host_op, model_op):
                 operator.answers.put(Answer.DENY)
+            self._queue_differs(call, host_done, model_done)
             self._compare(call)
             self.held.off_model = True
+            return None
+
+        def _queue_differs(
+            self, call: Call, host: CallResult | None, model: CallResult | None
+        ) -> None:
+            """Judge a held call one host refused QUEUE_FULL while the other prompted.
+
+            Every earlier call has ended on both hosts or holds its prompt open on both, so
+            both count the same prompts open: a host that refused with fewer open than the
+            limit, or prompted with the limit's worth open, broke the limit (APPR-009); unless
+            it closed a held prompt by itself, which frees its slot.
+            """
+            if self.unsure or self.held.off_model:
+                return
+            refused = host if host is not None else model
+            if refused is None or refused.disposition != "QUEUE_FULL":
+                return
+            if host is None and self._closed_alone(self.open):
+                self.unsure = True
+                return
+            did = "ended QUEUE_FULL where the model prompted" if host else "prompted past the limit"
+            fail("APPR-009", f"call {call.step} to {call.tool} {did}")
+
+        def _closed_alone(self, held: Sequence[_Open]) -> bool:
+            """Return whether the host ended one of the ``held`` calls by itself (a prompt no
+            one answered yet), within :data:`CLOSED_GRACE_S` all told."""
+            grace = CLOSED_GRACE_S / max(1, len(held))
+            for entry in held:
+                try:
+                    entry.host[0].result(grace)
+                except TimeoutError:
+                    continue
+                return True
+            return False
+
+        def _beyond(
+            self,
+            tool: str,
+            members: tuple[world.Item, ...],
+            held: Sequence[_Open],
+            window: float | None = None,
+        ) -> None:
+            """Make a call, answered at once, while ``held`` prompts are open: it is judged
+            only if decided before ``window`` (when the first of them could time out), and a
+            host that ran it where the model's queue was full, only if it closed none of them
+            by itself."""
+            if self.held.off_model:
+                return
+            plan = Plan("at-once", Answer.APPROVE)
+            call, args = self._call(tool, members, plan)
+            outcome, model_outcome = self._run(call, tool, args, plan)
+            if outcome.disposition != model_outcome.disposition:
+                late = window is not None and time.monotonic() >= window
+                full = model_outcome.disposition == "QUEUE_FULL"
+                self.unsure = late or (full and self._closed_alone(held))
+            self._finished(call, outcome, model_outcome)
+
+        def _release(
+            self, held: Sequence[_Open], answer: Answer, *, answered: bool = False
+        ) -> None:
+            """Answer each held prompt ``answer`` (unless ``answered`` already), then wait for
+            every call to end on both hosts, and judge them in order."""
+            for entry in held:
+                if entry in self.open:
+                    self.open.remove(entry)
+                entry.call.answer = answer.value
+                if not answered:
+                    for _pending, operator in (entry.host, entry.model):
+                        operator.answers.put(answer)
+            ended = [
+                (entry, entry.host[0].result(WAIT_SECONDS), entry.model[0].result(WAIT_SECONDS))
+                for entry in held
+            ]
+            for entry, host, model in ended:
+                self._finished(entry.call, host, model)
+
+        def _until_handled(self, started: Sequence[_Started]) -> None:
+            """Wait until, on each host, every started call reached its handler (its receipt,
+            by the tool's name) or ended."""
+            deadline = time.monotonic() + WAIT_SECONDS
+            tools = {entry.call.tool for entry in started}
+            for index, side in ((0, context.host), (1, context.model)):
+                pending = [(entry.host, entry.model)[index][0] for entry in started]
+                while time.monotonic() < deadline:
+                    ended = sum(1 for call in pending if _ended(call))
+                    handled = sum(1 for r in side.observe().receipts if r.tool in tools)
+                    if ended == len(pending) or handled >= len(pending):
+                        break
+                    time.sleep(POLL_S)
+
+        @contextlib.contextmanager
+        def _deferred(self) -> Iterator[None]:
+            """Compare each call's disposition at once and the surfaces once, after the last
+            call has ended: calls that end by a timeout are recorded in the order the hosts'
+            timers run out, which only that last comparison, in no order, can judge."""
+            self.deferred = True
+            try:
+                yield
+            finally:
+                self.deferred = False
+            self.was_deferred = True
+            try:
+                self._compare(Call(self.steps, "the calls since the last comparison", True))
+            finally:
+                self.was_deferred = False
 
         @contextlib.contextmanager
         def _batch(self) -> Iterator[None]:
@@ -479,17 +890,14 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             it does nothing."""
             if not self.open:
                 return
-            entry = self.open.pop(index % len(self.open))
-            entry.call.answer = answer.value
+            entry = self.open[index % len(self.open)]
             if delayed:
                 time.sleep(DELAY_S)
             for _pending, operator in (entry.host, entry.model):
                 operator.answers.put(answer)
                 if twice:
                     operator.answers.put(answer)
-            outcome = entry.host[0].result(WAIT_SECONDS)
-            model_outcome = entry.model[0].result(WAIT_SECONDS)
-            self._finished(entry.call, outcome, model_outcome)
+            self._release((entry,), answer, answered=True)
 
         @rule(action=actions)
         @_traced
@@ -524,6 +932,8 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
 
         def _finished(self, call: Call, host: CallResult, model: CallResult) -> None:
             self.calls.append((call.tool, host))
+            if self.unsure or self.held.off_model:
+                return
             # Over MCP the text items are read joined by newlines, which the cap does not count
             # (decisions R9): there the MCP checks judge the cap (MCP-005).
             if exact_raw and len(host.text) > world.RESULT_CAP:
@@ -543,10 +953,16 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 # here on, whichever alternative the host took.
                 context.host.control().trust_session(call.tool)
                 context.model.control().trust_session(call.tool)
-            self._compare(call)
+            if not self.deferred:
+                self._compare(call)
 
         def _compare(self, call: Call | None) -> None:
-            if self.held.off_model:
+            if self.held.off_model or self.deferred:
+                return
+            if self.unsure:
+                # Nothing more is judged until both hosts start afresh; the sweep still is.
+                if not self.batched:
+                    self._sweep(context.host.observe())
                 return
             mine, theirs = context.host.observe(), context.model.observe()
             ours, model_cursor = self.cursors
@@ -582,6 +998,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                     model_records[model_cursor.records :],
                     self.held,
                     exact_raw=exact_raw,
+                    ordered=not self.was_deferred,
                 )
                 ours.records, model_cursor.records = len(host_records), len(model_records)
             if not self.batched:
@@ -698,6 +1115,7 @@ def _unflaked(error: Exception) -> Exception:
     Hypothesis's flakiness errors says that the same draws met different rules or ends in two
     examples. No rule's availability turns on what a host did, so this should not arise; if it
     does, nothing was judged, and the check ends as the suite's error, failing no requirement.
+    So does any other error Hypothesis raises about the machine itself.
     """
     if isinstance(error, FlakyFailure):
         seen = [e for e in error.exceptions if isinstance(e, RequirementError)]
@@ -706,6 +1124,10 @@ def _unflaked(error: Exception) -> Exception:
             return seen[0]
     if isinstance(error, Flaky):
         return SuiteError(f"the model check's draws were not repeatable: {type(error).__name__}")
+    if isinstance(error, HypothesisException):
+        # Hypothesis refused the machine itself (a strategy with nothing to draw, a bad
+        # setting): the suite's own defect, whatever the host announced or did.
+        return SuiteError(f"the model check could not draw its steps: {type(error).__name__}")
     return error
 
 

@@ -10,15 +10,19 @@ minted when a configuration is applied and never reach a step's printed form.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from hypothesis import strategies as st
 
 from conformance.alphabets import (
+    AWKWARD_SHAPES,
+    AWKWARD_SPLIT,
     KNOWN_VAULT_FAILURES,
     near_names,
+    shaped,
     unknown_fields,
     vault_failure_kinds,
 )
@@ -35,12 +39,37 @@ SECRET_IDS: Final = tuple(f"5ec4e7a{n}-0000-4000-8000-00000000000{n}" for n in r
 WIDE_IDS: Final = tuple(f"5ec4e7b{n:x}-0000-4000-8000-0000000000{n:02x}" for n in range(13))
 ALL_IDS: Final = SECRET_IDS + WIDE_IDS
 
+#: Three more entries every configuration holds, named by the probe's calls of resolution
+#: (:class:`Probe`): an AI provider's key (tagged exactly ``ai-provider``, decisions R2), an
+#: entry whose notes are empty, and one whose password holds the spelling of the first
+#: secret's reference (:func:`holding`). Their indexes in :data:`VAULT_IDS` follow.
+AI_ID: Final = "5ec4e7c0-0000-4000-8000-0000000000a1"
+BARE_ID: Final = "5ec4e7c1-0000-4000-8000-0000000000b2"
+HOLD_ID: Final = "5ec4e7c2-0000-4000-8000-0000000000c3"
+VAULT_IDS: Final = (*ALL_IDS, AI_ID, BARE_ID, HOLD_ID)
+AI: Final = VAULT_IDS.index(AI_ID)
+BARE: Final = VAULT_IDS.index(BARE_ID)
+HOLD: Final = VAULT_IDS.index(HOLD_ID)
+
+#: The tag that makes an entry an AI provider's key (decisions R2: exactly this).
+AI_TAG: Final = "ai-provider"
+
 #: Ids no vault the check configures holds. Two, and the second sorts before the first, so that
 #: a call naming both in the drawn order tells the order of first use from a sorted one.
 UNKNOWN_IDS: Final = (
     "fade0000-0000-4000-8000-00000000beef",
     "0badc0de-0000-4000-8000-00000000dead",
 )
+
+#: Four more ids no vault holds, for the probe's refusal of many unknown ids: six in all, past
+#: a list a host might cut to three, listed in no sorted order.
+MORE_UNKNOWN_IDS: Final = (
+    "d00d0000-0000-4000-8000-00000000f00d",
+    "1eaf0000-0000-4000-8000-00000000cafe",
+    "ca7e0000-0000-4000-8000-00000000babe",
+    "2bad0000-0000-4000-8000-00000000face",
+)
+ALL_UNKNOWN_IDS: Final = UNKNOWN_IDS + MORE_UNKNOWN_IDS
 
 #: The echoing tool's name, the recorder's, and that of the tool that fails quoting its
 #: arguments.
@@ -75,6 +104,16 @@ UNREGISTERED: Final = near_names(RECORDER.name, 1)[0]
 RULED: Final = tool("send_mail", HandlerKind.ECHO)
 TWIN_NAMES: Final = near_names(RULED.name, 24)
 TWINS: Final = tuple(tool(name, HandlerKind.ECHO) for name in TWIN_NAMES)
+
+#: A tool whose handler sleeps past the execution timeout the probe configures for it
+#: (:data:`EXECUTION_TIMEOUT_S`): only the probe's configuration of running calls registers
+#: it, so that every other configuration holds exactly the tools above.
+SLOW_SLEEP_S: Final = 5.0
+SLOW: Final = tool("slow", HandlerKind.TIMEOUT, seconds=SLOW_SLEEP_S)
+
+#: The execution timeout of that configuration: far above what the recorder's handler takes on
+#: a loaded machine, far below the slow handler's sleep.
+EXECUTION_TIMEOUT_S: Final = 1.0
 
 #: The tools a call names, the plain recorder likeliest, now and then one never registered.
 CALLED: Final = (RECORDER.name,) * 5 + (ECHO.name, ECHO.name, THROWER.name, AUX.name, AUX.name)
@@ -123,6 +162,17 @@ TARGETS: Final = (
 LONG_TIMEOUT_S: Final = 20.0
 SHORT_TIMEOUT_S: Final = 0.4
 
+#: The awkward shapes (:data:`conformance.alphabets.AWKWARD_SHAPES`), in their order; the
+#: first three secrets' values take three of them, :data:`SHAPE_STRIDE` apart, so that a
+#: configuration drawn from the first shape holds a trailing line break (the first), a
+#: decomposed letter (the ninth) and Unicode spaces (the seventeenth).
+SHAPES: Final = tuple(AWKWARD_SHAPES)
+SHAPE_STRIDE: Final = 8
+
+#: The pending limits a configuration draws, the first (the simplest draw) two, so that the
+#: first example can hold one prompt open and still open another.
+PENDING_LIMITS: Final = (2, 1, 3)
+
 
 @dataclass(frozen=True, slots=True)
 class Setup:
@@ -140,6 +190,8 @@ class Setup:
         store_failing: Whether saving a rule fails to persist.
         failure_message: Whether a failing vault's own message is a fresh canary (the host
             announced ``vault.failure-message``), which no surface may show (MSG-009).
+        shape: The index in :data:`SHAPES` of the first secret's awkward shape (the others
+            follow :data:`SHAPE_STRIDE` apart), or ``None`` for plain values.
     """
 
     secrets: tuple[tuple[bool, bool], ...]
@@ -151,6 +203,22 @@ class Setup:
     pending_limit: int
     store_failing: bool
     failure_message: bool = False
+    shape: int | None = None
+
+    def shapes(self) -> tuple[str | None, ...]:
+        """Return the awkward shape of each of the first three secrets' values, or ``None``."""
+        if self.shape is None:
+            return (None,) * len(SECRET_IDS)
+        return tuple(
+            SHAPES[(self.shape + n * SHAPE_STRIDE) % len(SHAPES)] for n in range(len(SECRET_IDS))
+        )
+
+    def empty(self, index: int, field_name: str) -> bool:
+        """Return whether the field ``field_name`` of the secret at ``index`` of
+        :data:`VAULT_IDS` is empty: the notes of the bare entry, or of a secret drawn without."""
+        if field_name != "notes":
+            return False
+        return index == BARE or (index < len(self.secrets) and self.secrets[index][0])
 
     def failure_text(self, mint: Mint) -> str | None:
         """Return a failing vault's own message, a fresh canary, or ``None``."""
@@ -161,13 +229,21 @@ class Setup:
     def config(self, mint: Mint, failure_text: str | None = None) -> HostConfig:
         """Return the configuration, its secrets fresh canaries from ``mint`` and a failing
         vault's own message ``failure_text``."""
-        secrets: list[SecretSpec] = [
-            make_secret(
+        secrets: list[SecretSpec] = []
+        drawn = zip(SECRET_IDS, self.secrets, self.shapes(), strict=False)
+        for sid, (empty, spaced), shape in drawn:
+            spec = make_secret(
                 mint, secret_id=sid, notes=not empty, kind=Kind.SPACED if spaced else Kind.PLAIN
             )
-            for sid, (empty, spaced) in zip(SECRET_IDS, self.secrets, strict=False)
-        ]
+            if shape is not None:
+                notes = shaped(spec.notes, shape) if spec.notes else ""
+                spec = dataclasses.replace(spec, password=shaped(spec.password, shape), notes=notes)
+            secrets.append(spec)
         secrets.extend(make_secret(mint, secret_id=sid) for sid in WIDE_IDS)
+        secrets.append(make_secret(mint, secret_id=AI_ID, tags=(AI_TAG,)))
+        secrets.append(make_secret(mint, secret_id=BARE_ID, notes=False))
+        hold = make_secret(mint, secret_id=HOLD_ID)
+        secrets.append(dataclasses.replace(hold, password=holding(hold.password)))
         return HostConfig(
             secrets=tuple(secrets),
             vault=self.vault,
@@ -180,6 +256,13 @@ class Setup:
             policy_store="failing" if self.store_failing else "working",
             vault_failure_message=failure_text,
         )
+
+
+def holding(core: str) -> str:
+    """Return ``core`` with the first secret's reference spelt inside it: a value that one
+    rewrite delivers as text, and that a host replacing references one after another resolves
+    a second time when that reference follows it in the same string (SUBST-005)."""
+    return core[:AWKWARD_SPLIT] + _reference(SECRET_IDS[0], "") + core[AWKWARD_SPLIT:]
 
 
 def _policy_object(policy: tuple[tuple[str, Any], ...] | None) -> dict[str, Any] | None:
@@ -257,13 +340,15 @@ def setups(
             )
         ),
         short_timeout=st.sampled_from((False, False, True)),
-        pending_limit=st.integers(1, 3),
+        pending_limit=st.sampled_from(PENDING_LIMITS),
         # A store that cannot save makes every saved rule of the example, the fence's saved
         # DENY among them, fail: one configuration in four.
         store_failing=(
             st.sampled_from((False, False, False, True)) if store_failing else st.just(False)
         ),
         failure_message=st.just(failure_message),
+        # Awkward values in most configurations, from the first shape in the simplest draw.
+        shape=st.integers(0, len(SHAPES)).map(lambda n: n if n < len(SHAPES) else None),
     )
 
 
@@ -275,13 +360,17 @@ class Item:
     """One argument member: a reference, an unknown id, a look-alike, or a plain value.
 
     Attributes:
-        kind: ``"ref"``, ``"unknown"``, ``"lookalike"``, ``"malformed"``, ``"plain"`` or
-            ``"filler"`` (:data:`FILLER_CHARS` characters).
-        secret: The index of the vault id a reference names.
+        kind: ``"ref"``, ``"unknown"``, ``"lookalike"``, ``"malformed"``, ``"plain"``,
+            ``"filler"`` (:data:`FILLER_CHARS` characters), ``"pair"`` (two passwords'
+            references in one string) or ``"deep"`` (a malformed candidate
+            :data:`DEEP_LEVELS` levels down).
+        secret: The index in :data:`VAULT_IDS` of the id a reference names; for an unknown id,
+            its index in :data:`ALL_UNKNOWN_IDS`.
         field: The field it names (``""`` for none); for a malformed member, a field the
             contract does not have (:data:`UNKNOWN_FIELDS`), or ``""`` for the fixed shapes.
         upper: Whether the id is written in upper case.
-        shape: Which look-alike, or where a plain value sits.
+        shape: Which look-alike, or where a plain value sits; for a pair, the index of the
+            second reference's secret.
     """
 
     kind: str
@@ -357,6 +446,14 @@ class Probe:
         offset: The secret the calls of many name first (:func:`many`).
         unknown_at: Where the attribution call's first unknown id stands among its three
             known references (:func:`attribution`).
+        ai_at: Where the AI provider key's reference stands among three known ones: second,
+            third or last (:func:`ai_call`).
+        ai_field: Which of its fields it names (:data:`AI_FIELDS`).
+        earlier: Which field of the bare entry is asked before its empty notes
+            (:data:`EARLIER_FIELDS`, :func:`empty_call`).
+        full: Whether the example also makes the probe's calls that hold prompts open, run
+            past the execution timeout or wait out the approval timeout (the first example
+            does).
     """
 
     fields: int
@@ -366,6 +463,10 @@ class Probe:
     count: int
     offset: int
     unknown_at: int
+    ai_at: int = 0
+    ai_field: int = 0
+    earlier: int = 0
+    full: bool = True
 
 
 def probes() -> st.SearchStrategy[Probe]:
@@ -379,6 +480,12 @@ def probes() -> st.SearchStrategy[Probe]:
         count=st.sampled_from(MANY_COUNTS),
         offset=st.integers(0, len(ALL_IDS) - 1),
         unknown_at=st.integers(0, 2),
+        ai_at=st.integers(0, 2),
+        ai_field=st.integers(0, len(AI_FIELDS) - 1),
+        earlier=st.integers(0, len(EARLIER_FIELDS) - 1),
+        # The calls that hold prompts and wait out timeouts cost about two seconds: the first
+        # example (the simplest draw) and one in six of the others make them.
+        full=st.sampled_from((True, False, False, False, False, False)),
     )
 
 
@@ -392,6 +499,63 @@ def attribution(unknown_at: int, secret: int) -> tuple[Item, ...]:
     known = [Item("ref", secret=(secret + n) % 3, field=("", "username")[n % 2]) for n in range(3)]
     members = [*known[:unknown_at], Item("unknown", 0), known[unknown_at], Item("unknown", 1)]
     return (*members, *known[unknown_at + 1 :])
+
+
+#: The fields of the AI provider key the probe's call names, the first (the simplest draw) one
+#: other than the password, so that a host that refuses only a key's password is met at once.
+AI_FIELDS: Final = ("notes", "username", "password")
+
+#: The field of the bare entry asked before its empty notes: a host that names the first field
+#: asked names one of these, never the notes.
+EARLIER_FIELDS: Final = ("password", "username", "")
+
+
+def ai_call(at: int, field: int, secret: int) -> tuple[Item, ...]:
+    """Return three known passwords with a reference to the AI provider key's field
+    ``AI_FIELDS[field]`` after the first ``1 + at`` of them: never first, so that a refusal
+    naming the call's first secret is told from one naming the key (MSG-011)."""
+    members = [Item("ref", secret=(secret + n) % len(SECRET_IDS)) for n in range(3)]
+    members.insert(1 + at, Item("ref", secret=AI, field=AI_FIELDS[field]))
+    return tuple(members)
+
+
+def unknown_call(secret: int) -> tuple[Item, ...]:
+    """Return two known references and all six unknown ids (:data:`ALL_UNKNOWN_IDS`), every
+    other one in upper case and the first used again last: the refusal names six ids, lower
+    case, once each, in order of first use (MSG-007), past a list cut to three."""
+    unknown = [Item("unknown", n, upper=n % 2 == 1) for n in range(len(ALL_UNKNOWN_IDS))]
+    known = (Item("ref", secret), Item("ref", (secret + 1) % len(SECRET_IDS), "username"))
+    return (known[0], *unknown[:2], known[1], *unknown[2:], Item("unknown", 0, "username"))
+
+
+def both_call() -> tuple[Item, ...]:
+    """Return a reference to the AI provider key and an unknown id: both refusals apply, and a
+    host may name either first (ORD-002 is a SHOULD)."""
+    return (Item("ref", secret=AI), Item("unknown", 2))
+
+
+def empty_call(earlier: int, secret: int) -> tuple[Item, ...]:
+    """Return a known password, then the bare entry's field ``EARLIER_FIELDS[earlier]``, then
+    its empty notes: the refusal names the notes, not the field asked first (MSG-008)."""
+    return (
+        Item("ref", secret),
+        Item("ref", secret=BARE, field=EARLIER_FIELDS[earlier]),
+        Item("ref", secret=BARE, field="notes"),
+    )
+
+
+def awkward_call(empty: Sequence[bool]) -> tuple[Item, ...]:
+    """Return the password and the notes (where not ``empty``) of each of the first three
+    secrets, whose values take awkward shapes (:meth:`Setup.shapes`), then one string naming
+    the entry whose password spells the first secret's reference and, after it, that
+    reference: each value is delivered as it is, in one rewrite (SUBST-005)."""
+    members: list[Item] = []
+    for index, bare in enumerate(empty):
+        members.append(Item("ref", index))
+        if not bare:
+            members.append(Item("ref", index, "notes"))
+    members.append(Item("pair", HOLD, shape=0))
+    return tuple(members)
 
 
 def many(count: int, offset: int, *, filler: bool) -> tuple[Item, ...]:
@@ -486,13 +650,34 @@ def _reference(secret_id: str, field: str) -> str:
     return "{{secret:" + secret_id + (f".{field}" if field else "") + "}}"
 
 
+#: How many levels down a deep member's string stands, the argument object counted: past 64,
+#: the least depth a host may stop reading at without a note (decisions R1.9).
+DEEP_LEVELS: Final = 100
+
+#: The malformed candidate a deep member holds: refused wherever a host reads it, and a call a
+#: host does not read to the bottom must be refused too (fail closed, R1.9).
+_DEEP_TEXT: Final = "a {{secret:not-a-uuid}} b"
+
+
+def _deep() -> Any:
+    nested: Any = _DEEP_TEXT
+    for level in range(DEEP_LEVELS - 1):
+        nested = [nested] if level % 2 == 0 else {"k": nested}
+    return nested
+
+
 def item_text(item: Item) -> Any:
     """Return the JSON value one member holds."""
     if item.kind == "ref":
-        sid = ALL_IDS[item.secret]
+        sid = VAULT_IDS[item.secret]
         return _reference(sid.upper() if item.upper else sid, item.field)
+    if item.kind == "pair":
+        first, second = VAULT_IDS[item.secret], VAULT_IDS[item.shape]
+        return "<" + _reference(first, "") + "|" + _reference(second, "") + ">"
+    if item.kind == "deep":
+        return _deep()
     if item.kind == "unknown":
-        unknown = UNKNOWN_IDS[item.secret % 2]
+        unknown = ALL_UNKNOWN_IDS[item.secret % len(ALL_UNKNOWN_IDS)]
         return "key=" + _reference(unknown.upper() if item.upper else unknown, item.field)
     if item.kind == "lookalike":
         return _LOOKALIKES[item.shape] % SECRET_IDS[item.secret]
@@ -517,4 +702,46 @@ def arguments(members: Sequence[Item]) -> str:
 
 def carries_reference(members: Sequence[Item]) -> bool:
     """Return whether the arguments hold a candidate, valid or not."""
-    return any(item.kind in ("ref", "unknown", "malformed") for item in members)
+    return any(item.kind in ("ref", "unknown", "malformed", "pair", "deep") for item in members)
+
+
+def _named(members: Sequence[Item]) -> Iterator[tuple[int, str]]:
+    """The secrets (indexes in :data:`VAULT_IDS`) and fields the valid references name."""
+    for item in members:
+        if item.kind == "ref":
+            yield item.secret, item.field or "password"
+        elif item.kind == "pair":
+            yield item.secret, "password"
+            yield item.shape, "password"
+
+
+def resolution(members: Sequence[Item], setup: Setup) -> frozenset[str]:
+    """Return the refusals of resolution (decisions R2.3) that apply to a call of ``members``
+    under ``setup``: ``"vault"`` (a failing vault), ``"ai"`` (a reference to the AI provider's
+    key, in any field), ``"unknown"`` (an id no vault holds), ``"empty"`` (an empty field). A
+    host may name any of them first (the order is a SHOULD, ORD-002), and none other."""
+    named = list(_named(members))
+    unknown = any(item.kind == "unknown" for item in members)
+    found: set[str] = set()
+    if setup.vault.startswith("failing:") and (named or unknown):
+        found.add("vault")
+    if any(index == AI for index, _ in named):
+        found.add("ai")
+    if unknown:
+        found.add("unknown")
+    if any(setup.empty(index, name) for index, name in named):
+        found.add("empty")
+    return frozenset(found)
+
+
+def empty_fields(members: Sequence[Item], setup: Setup) -> frozenset[tuple[str, str]]:
+    """Return the ``(id, field)`` of every empty field the references of ``members`` name: the
+    empty-field refusal may name any of them (the rulings name none first)."""
+    return frozenset(
+        (VAULT_IDS[index], name) for index, name in _named(members) if setup.empty(index, name)
+    )
+
+
+def is_deep(members: Sequence[Item]) -> bool:
+    """Return whether a member stands deeper than a host must read (decisions R1.9)."""
+    return any(item.kind == "deep" for item in members)

@@ -1,0 +1,323 @@
+"""The model check's wider world: what its configurations hold, how its probe's new calls are
+made, and how the comparison judges what they meet.
+
+Every configuration holds an AI provider's key, an entry with empty notes and an entry whose
+password spells another reference, and the first three secrets' values take awkward shapes
+(``conformance.alphabets.AWKWARD_SHAPES``). The probe names them in calls refused at
+resolution and in a call that delivers them; in the first example it also holds prompts open
+to a full queue, runs calls past the execution timeout and lets prompts time out. These tests
+pin what those calls are made of, that the comparison accepts every alternative the rulings
+allow and fails the rest, and that the CI budget alone finds a mutant of each class.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import find
+from hypothesis.errors import InvalidArgument
+
+from conformance.alphabets import AWKWARD_SHAPES
+from conformance.canary import Mint
+from conformance.host import CallResult
+from conformance.model import compare, machine, world
+from conformance.model.compare import Call, Held
+from conformance.outcomes import RequirementError, SuiteError, recording
+from conformance.scenario import CONTROL_CAPABILITIES
+from tests.conformance.suite_runs import run_suite
+
+_SETUP = world.Setup(
+    ((False, False),) * 3, "present", None, False, ("secret.read",), False, 2, False
+)
+
+
+def _ids(members: tuple[world.Item, ...], kind: str) -> list[str]:
+    table = world.ALL_UNKNOWN_IDS if kind == "unknown" else world.VAULT_IDS
+    return [table[item.secret] for item in members if item.kind == kind]
+
+
+def test_every_configuration_holds_the_entries_the_probe_names() -> None:
+    """The AI provider's key is tagged exactly ai-provider, the bare entry's notes are empty,
+    and the holding entry's password spells the first secret's reference; no configuration
+    registers another tool for them."""
+    config = _SETUP.config(Mint())
+    by_id = {secret.id: secret for secret in config.secrets}
+    assert by_id[world.AI_ID].tags == (world.AI_TAG,)
+    assert by_id[world.BARE_ID].notes == ""
+    assert "{{secret:" + world.SECRET_IDS[0] + "}}" in by_id[world.HOLD_ID].password
+    assert len(config.secrets) == len(world.VAULT_IDS)
+    assert [spec.name for spec in config.tools][: len(world.TOOLS)] == list(world.TOOL_NAMES)
+
+
+def test_the_simplest_configuration_tidies_badly_in_two_ways() -> None:
+    """Drawn from the first shape, the first secret's values end with a line break and the
+    second's hold a decomposed letter, in the password and the notes alike."""
+    shapes = _SETUP.shapes()
+    assert shapes[:2] == (None, None)
+    shaped = _shaped(0)
+    assert shaped.shapes()[:2] == ("trailing-lf", "nfd-latin")
+    secrets = shaped.config(Mint()).secrets
+    _head, inner, tail = AWKWARD_SHAPES["nfd-latin"]
+    assert secrets[0].password.endswith("\n")
+    assert secrets[0].notes.endswith("\n")
+    assert inner in secrets[1].password
+    assert secrets[1].password.endswith(tail)
+
+
+def _shaped(shape: int) -> world.Setup:
+    return world.Setup(
+        ((False, False),) * 3,
+        "present",
+        None,
+        False,
+        ("secret.read",),
+        False,
+        2,
+        False,
+        shape=shape,
+    )
+
+
+def test_the_first_example_draws_the_probe_that_meets_every_new_class() -> None:
+    """Hypothesis's first example is its simplest draw: a probe that makes the full calls and
+    names the AI key by a field other than its password, and a configuration with awkward
+    values and a pending limit of two."""
+    probe = find(world.probes(), lambda _probe: True)
+    assert probe.full
+    assert world.AI_FIELDS[probe.ai_field] != "password"
+    setup = find(world.setups(absent=True, failing=True, store_failing=True), lambda _s: True)
+    assert setup.shape == 0
+    assert setup.pending_limit == world.PENDING_LIMITS[0] == 2
+
+
+@pytest.mark.parametrize("at", range(3))
+@pytest.mark.parametrize("field", range(len(world.AI_FIELDS)))
+def test_the_ai_key_never_stands_first(at: int, field: int) -> None:
+    members = world.ai_call(at, field, 0)
+    assert members[0].secret != world.AI
+    assert [item.secret for item in members].count(world.AI) == 1
+    assert members[1 + at].field == world.AI_FIELDS[field]
+
+
+def test_the_unknown_call_names_six_ids_against_their_sorted_order() -> None:
+    named = list(dict.fromkeys(_ids(world.unknown_call(0), "unknown")))
+    assert named == list(world.ALL_UNKNOWN_IDS)
+    assert len(named) > 3
+    assert named != sorted(named)
+
+
+@pytest.mark.parametrize("earlier", range(len(world.EARLIER_FIELDS)))
+def test_the_empty_notes_are_asked_after_another_field(earlier: int) -> None:
+    members = world.empty_call(earlier, 0)
+    bare = [item for item in members if item.secret == world.BARE]
+    assert [item.field for item in bare][-1] == "notes"
+    assert bare[0].field != "notes"
+    assert world.resolution(members, _SETUP) == {"empty"}
+    assert world.empty_fields(members, _SETUP) == {(world.BARE_ID, "notes")}
+
+
+def test_the_pair_names_the_holding_entry_before_the_reference_it_spells() -> None:
+    text = world.item_text(world.awkward_call((False, True, False))[-1])
+    assert text.index(world.HOLD_ID) < text.index(world.SECRET_IDS[0])
+
+
+def test_the_deep_member_stands_past_64_levels() -> None:
+    raw = world.arguments((world.Item("deep"),))
+    # Every container counts, but for the two braces that open the marker in the string.
+    assert raw.count("[") + raw.count("{") - 2 == world.DEEP_LEVELS > 64
+    assert world.carries_reference((world.Item("deep"),))
+
+
+# --- the comparison ---------------------------------------------------------------------------
+
+_KEY = world.AI_ID
+_AI_TEXT = f"secret {_KEY} is an AI provider key; configure the provider in the host's AI settings"
+_UNKNOWN_TEXT = f"no secret with id {world.UNKNOWN_IDS[0]}"
+
+
+def _refused(disposition: str, text: str) -> CallResult:
+    return CallResult(disposition, text, True)
+
+
+def _call(members: tuple[world.Item, ...]) -> Call:
+    return Call(
+        4,
+        "recorder",
+        True,
+        resolution=world.resolution(members, _SETUP),
+        empty=world.empty_fields(members, _SETUP),
+        deep=world.is_deep(members),
+    )
+
+
+@pytest.mark.req("MSG-011")
+@pytest.mark.parametrize(
+    "host_text",
+    [
+        _AI_TEXT,
+        f"secret {_KEY} is an AI provider key",
+        f"secret {_KEY.upper()} is an AI provider key",
+    ],
+    ids=["model's", "ruled-words-only", "upper-case-id"],
+)
+def test_an_ai_refusal_naming_the_key_passes(host_text: str) -> None:
+    model = _refused("SECRET_FORBIDDEN", _AI_TEXT)
+    compare.ruled_words(
+        _call(world.ai_call(0, 0, 0)), _refused("SECRET_FORBIDDEN", host_text), model
+    )
+
+
+@pytest.mark.req("MSG-011")
+@pytest.mark.parametrize(
+    "host_text",
+    [
+        f"secret {world.SECRET_IDS[0]} is an AI provider key",
+        f"secret {_KEY} is reserved for the host's AI provider settings",
+        f"Secret {_KEY} is an AI provider key",
+    ],
+    ids=["first-id", "reworded", "capital"],
+)
+def test_an_ai_refusal_naming_otherwise_fails(host_text: str) -> None:
+    model = _refused("SECRET_FORBIDDEN", _AI_TEXT)
+    with pytest.raises(RequirementError) as raised:
+        compare.ruled_words(
+            _call(world.ai_call(0, 0, 0)), _refused("SECRET_FORBIDDEN", host_text), model
+        )
+    assert raised.value.requirements == ("MSG-011",)
+
+
+@pytest.mark.req("MSG-008")
+def test_an_empty_field_refusal_may_name_any_empty_field_of_the_call() -> None:
+    """With two empty fields named, the rulings say neither comes first: either passes; a
+    field with a value fails."""
+    members = (*world.empty_call(0, 0), world.Item("ref", 1, "notes"))
+    setup = world.Setup(
+        ((False, False), (True, False), (False, False)), "present", None, False, (), False, 2, False
+    )
+    call = Call(5, "recorder", True, empty=world.empty_fields(members, setup))
+    model = _refused("SECRET_UNRESOLVED", f"secret {world.BARE_ID} has no notes")
+    other = f"secret {world.SECRET_IDS[1]} has no notes (the field is empty)"
+    compare.ruled_words(call, _refused("SECRET_UNRESOLVED", other), model)
+    wrong = _refused("SECRET_UNRESOLVED", f"secret {world.BARE_ID} has no password")
+    with pytest.raises(RequirementError) as raised:
+        compare.ruled_words(call, wrong, model)
+    assert raised.value.requirements == ("MSG-008",)
+
+
+@pytest.mark.req("ORD-002")
+def test_an_unknown_id_named_before_an_ai_key_is_reported_not_failed() -> None:
+    """Both refusals apply to the call: the order is a SHOULD, and the record's disposition is
+    the host's own."""
+    call = _call(world.both_call())
+    host = _refused("SECRET_UNRESOLVED", f"no secret with id {world.ALL_UNKNOWN_IDS[2]}")
+    with recording("model") as record:
+        compare.dispositions(call, host, _refused("SECRET_FORBIDDEN", _AI_TEXT), Held())
+    assert [requirement for requirement, _ in record.non_strict] == ["ORD-002"]
+    assert call.swapped
+    mine = {"approvalDisposition": "SECRET_UNRESOLVED", "isError": True, "toolName": "recorder"}
+    theirs = {**mine, "approvalDisposition": "SECRET_FORBIDDEN"}
+    compare.ledger(call, [mine], [theirs], Held())
+
+
+@pytest.mark.req("MSG-011", "MSG-007")
+def test_a_refusal_of_resolution_that_does_not_apply_fails() -> None:
+    """An unknown-id refusal for a call whose ids the vault all holds is no other order: the
+    model's refusal's rule fails."""
+    call = _call(world.ai_call(0, 0, 0))
+    host = _refused("SECRET_UNRESOLVED", _UNKNOWN_TEXT)
+    with pytest.raises(RequirementError) as raised:
+        compare.dispositions(call, host, _refused("SECRET_FORBIDDEN", _AI_TEXT), Held())
+    assert raised.value.requirements == ("MSG-011",)
+
+
+@pytest.mark.req("GRAM-041")
+def test_a_deep_call_may_be_refused_in_the_hosts_own_words() -> None:
+    """A host that stops reading past some depth refuses the call with words of its own and
+    cannot redact what it did not read; a host that ran it fails GRAM-041."""
+    call = _call((world.Item("deep"),))
+    model = _refused("SECRET_UNRESOLVED", "Malformed secret reference at /k0/0/k offset 2")
+    own = _refused("SECRET_UNRESOLVED", "arguments nested too deep to read")
+    compare.dispositions(call, own, model, Held())
+    record = {"approvalDisposition": "SECRET_UNRESOLVED", "isError": True}
+    compare.ledger(call, [{**record, "sanitizedArgs": "as sent"}], [record], Held())
+    with pytest.raises(RequirementError) as raised:
+        compare.dispositions(call, CallResult("APPROVED_ONCE", "ok", False), model, Held())
+    assert raised.value.requirements[0] == "GRAM-041"
+
+
+@pytest.mark.req("ORD-003", "APPR-009")
+@pytest.mark.parametrize(
+    ("model", "prompted", "first"),
+    [
+        (_refused("SECRET_FORBIDDEN", _AI_TEXT), False, "ORD-003"),
+        (CallResult("APPROVED_ONCE", "ok", False), True, "APPR-009"),
+    ],
+    ids=["refusal-before-queue", "below-the-limit"],
+)
+def test_a_queue_full_the_model_does_not_have_names_the_queue(
+    model: CallResult, prompted: bool, first: str
+) -> None:
+    call = Call(6, "recorder", True, prompted=prompted, answer="approve")
+    with pytest.raises(RequirementError) as raised:
+        compare.dispositions(call, _refused("QUEUE_FULL", "queue full"), model, Held())
+    assert raised.value.requirements[0] == first
+
+
+def test_records_of_calls_that_timed_out_are_matched_in_no_order() -> None:
+    first = {"approvalDisposition": "TIMEOUT", "isError": True, "toolName": "echo"}
+    second = {"approvalDisposition": "TIMEOUT", "isError": True, "toolName": "recorder"}
+    compare.ledger(None, [first, second], [second, first], Held(), ordered=False)
+    with pytest.raises(RequirementError):
+        compare.ledger(None, [first, second], [second, first], Held())
+
+
+# --- the CI budget, unaided -----------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("full_model_budget")
+@pytest.mark.req("SUBST-005", "MSG-008", "MSG-007", "LEDG-005", "APPR-008", "FENCE-003")
+@pytest.mark.parametrize(
+    ("mutant", "requirement"),
+    [
+        ("value-newline-stripped", "SUBST-005"),
+        ("empty-field-names-first-field", "MSG-008"),
+        ("unknown-ids-capped", "MSG-007"),
+        ("queue-full-recorded-as-timeout", "LEDG-005"),
+        ("timeout-falls-back-to-rule", "APPR-008"),
+        ("secret-read-given-back-forgiven", "FENCE-003"),
+    ],
+)
+def test_the_ci_budget_finds_the_mutants_of_every_moment_and_output(
+    tmp_path: Path, mutant: str, requirement: str
+) -> None:
+    """The model check alone, with its CI budget, fails a mutant of each class its world now
+    holds (an awkward value, a refusal naming the wrong secrets, a full queue's record, a
+    timeout, the fence) in the first example, whose first step is the probe."""
+    run = run_suite(tmp_path, "--host", f"mutant:{mutant}", "-k", "test_model")
+    assert run.status == 1, f"the model check let {mutant} through"
+    assert requirement in run.failed_requirements()
+
+
+# --- a host that announces no control ----------------------------------------------------------
+
+
+def test_an_error_of_hypothesis_about_the_machine_is_the_suites_error() -> None:
+    """A strategy with nothing to draw, or any other refusal of the machine by Hypothesis, is a
+    defect of the suite: the check errors, failing no requirement of the host."""
+    unflaked = machine._unflaked(InvalidArgument("no elements can be drawn"))
+    assert isinstance(unflaked, SuiteError)
+
+
+@pytest.mark.usefixtures("full_model_budget")
+def test_a_host_without_controls_passes_the_model_check(tmp_path: Path) -> None:
+    """A host that announces no control at all: the machine draws no control step, no plan that
+    acts while a prompt is open and no control before the first call, and the reference
+    driver behind such an adapter passes (before, Hypothesis refused the machine and the check
+    failed every MUST it cites)."""
+    stripped = ",".join(sorted(set(CONTROL_CAPABILITIES.values())))
+    driver = f"{sys.executable} -m reference_impl.driver"
+    host = f"{sys.executable} -m conformance.strip {stripped} -- {driver}"
+    run = run_suite(tmp_path, "--host", host, "-k", "test_model")
+    assert run.status == 0, run.failed_requirements()
