@@ -23,6 +23,11 @@ from tests.conformance.suite_runs import run_suite
 #: The check module written for these mutants.
 MODULE: Final = "conformance.checks.test_queue_moments"
 
+#: The model check finds these mutants too since its world holds every moment and output
+#: class (docs/conformance.md, "The model check"), and so do some checks written after these
+#: (the role, text and wire modules): they are left out of the older checks here.
+_MODEL: Final = "test_model or test_roles_hunt or test_text_hunt or test_wire_hunt"
+
 #: (mutant, the ``-k`` expression choosing the check of the module that catches it).
 CASES: Final = (
     ("timeout-frees-slot-twice", "test_limit_exact_after and timeouts"),
@@ -48,7 +53,7 @@ def test_only_the_moment_checks_catch_the_mutant(tmp_path: Path, mutant: str, ch
     fail it naming the requirement, and every older one passes it. ``check`` names the moment
     check written for it, for the reader."""
     del check
-    only_new_checks_catch(tmp_path, mutant, (MODULE,))
+    only_new_checks_catch(tmp_path, mutant, (MODULE,), left_out=_MODEL)
 
 
 def test_moment_checks_pass_the_unmutated_host(tmp_path: Path) -> None:
