@@ -531,7 +531,7 @@ def strings(node: object, path: str) -> Iterator[tuple[str, str]]:
 MIN_REDACTED_RUN: Final = 8
 
 
-def _window_index(forms: tuple[tuple[str, str], ...]) -> dict[str, str]:
+def window_index(forms: tuple[tuple[str, str], ...]) -> dict[str, str]:
     """Return every :data:`MIN_REDACTED_RUN`-character window of every form, mapped to the
     label of the first form (in the order given) that has it."""
     index: dict[str, str] = {}
@@ -656,7 +656,7 @@ class Detector:
     def run_index(self) -> Mapping[str, str]:
         """Return every window of :data:`MIN_REDACTED_RUN` characters of every form, by label."""
         if self._runs is None:
-            self._runs = _window_index(
+            self._runs = window_index(
                 tuple(
                     (item.label, form)
                     for table in (self._forms, self._hardening)

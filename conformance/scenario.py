@@ -47,7 +47,7 @@ from conformance.host import (
     ToolSpec,
 )
 from conformance.hosts.wire import config_to_wire, configure_needs
-from conformance.outcomes import require, unchecked
+from conformance.outcomes import accept, require, should, unchecked
 from conformance.via import DRIVER, PATHS
 
 #: The capability a host announces when it is the reference implementation itself; checks of
@@ -287,6 +287,39 @@ def ledger_records(observation: Observation | Seen) -> list[dict[str, Any]]:
             decoded = None
         records.append(decoded if isinstance(decoded, dict) else {"_undecodable": number})
     return records
+
+
+def judge_free_call_after_broad_answer(answer: Answer, free_prompted: bool, what: str) -> None:
+    """Judge a reference-free call made after a broad answer to a secret-bearing one
+    (decisions R3.3): it must prompt, since the answer granted nothing durable (APPR-006),
+    except after "trust for the session", where either is legal (APPR-007, recorded as the
+    alternative taken). ``what`` names the answered call in the details."""
+    if answer is Answer.TRUST_SESSION:
+        accept("APPR-007", "does-not-trust" if free_prompted else "trusts")
+        return
+    require(
+        free_prompted,
+        "APPR-006",
+        f"{answer.value} on {what} let a reference-free call run without a prompt",
+    )
+
+
+def require_lost_read_refused(host: RecordingHost, outcome: CallResult, what: str) -> None:
+    """Require an approved call whose user lost ``secret.read`` while its prompt was open to be
+    refused (decisions R3.4): never run, as SECRET_FORBIDDEN or POLICY_DENIED (FENCE-003), the
+    first being the SHOULD (FENCE-004). ``what`` names the call in the details."""
+    require(outcome.is_error, "FENCE-003", f"{what} ran")
+    require(
+        outcome.disposition in ("SECRET_FORBIDDEN", "POLICY_DENIED"),
+        "FENCE-003",
+        f"{what} ended {outcome.disposition}",
+    )
+    should(
+        outcome.disposition == "SECRET_FORBIDDEN",
+        "FENCE-004",
+        f"{what} was refused as {outcome.disposition}, not SECRET_FORBIDDEN",
+    )
+    require(host.observe().receipts == (), "FENCE-003", f"the tool ran for {what}")
 
 
 def require_record_says_how_it_ended(

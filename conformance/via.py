@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any, Final, Protocol
 
+import pytest
+
 #: The paths under test: the reference host or a mutant in this process, an adapter reached
 #: through its driver-protocol ``invoke`` requests, or an adapter reached through MCP.
 INPROCESS: Final = "inprocess"
@@ -58,3 +60,34 @@ def same_arguments(host: _OnPath, received: str, sent: str) -> bool:
     got_ok, got = _value(received)
     sent_ok, expected = _value(sent)
     return got_ok and sent_ok and got == expected
+
+
+# --- the checks that run over MCP only ----------------------------------------------------------
+
+
+def mcp_host(host: _OnPath) -> Any:
+    """Return the MCP host behind a check's host, or skip the check as not applicable.
+
+    The host module is imported only here: it needs the MCP SDK, an optional extra.
+    """
+    if not via_mcp(host):
+        pytest.skip(NOT_VIA_MCP)
+    from conformance.hosts.mcp import McpHost
+
+    inner = getattr(host, "_inner", None)
+    if not isinstance(inner, McpHost):
+        pytest.skip(NOT_VIA_MCP)
+    return inner
+
+
+def mcp_call(tool_name: str, arguments: dict[str, Any], **changes: Any) -> Any:
+    """Return one ``tools/call`` for :func:`mcp_host`'s host to send, with ``changes`` to its
+    defaults (how the client answers an elicitation, and the like)."""
+    from conformance.hosts.mcp import McpCall
+
+    return McpCall(tool_name, arguments, **changes)
+
+
+def elicitations(call: Any) -> list[dict[str, Any]]:
+    """Return the elicitation requests the host sent during ``call``, in order."""
+    return [payload for kind, payload in call.messages if kind == "elicitation"]

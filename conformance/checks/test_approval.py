@@ -18,7 +18,7 @@ import pytest
 
 from conformance.canary import Kind, Mint
 from conformance.host import Answer, Control, HandlerKind
-from conformance.outcomes import accept, require
+from conformance.outcomes import require
 from conformance.scenario import (
     PROVIDER,
     RECORDER,
@@ -29,6 +29,7 @@ from conformance.scenario import (
     args_json,
     config,
     ids_out_of_order,
+    judge_free_call_after_broad_answer,
     ledger_records,
     make_secret,
     name_of,
@@ -236,15 +237,7 @@ def test_broad_answer_runs_once(host: RecordingHost, mint: Mint, answer: Answer)
     require(
         len(secret_prompts) == 2, "APPR-006", "the next secret-bearing call did not prompt again"
     )
-    free_prompted = len(requests) == 3
-    if answer is Answer.TRUST_SESSION:
-        accept("APPR-007", "does-not-trust" if free_prompted else "trusts")
-    else:
-        require(
-            free_prompted,
-            "APPR-006",
-            f"{answer.value} on a secret call granted a reference-free call without a prompt",
-        )
+    judge_free_call_after_broad_answer(answer, len(requests) == 3, "a secret call")
 
 
 @pytest.mark.req("APPR-010")

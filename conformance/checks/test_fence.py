@@ -14,7 +14,7 @@ import pytest
 
 from conformance.canary import Mint
 from conformance.host import Control, SecretSpec
-from conformance.outcomes import require, should
+from conformance.outcomes import require
 from conformance.scenario import (
     PROVIDER,
     RECORDER,
@@ -24,6 +24,7 @@ from conformance.scenario import (
     config,
     make_secret,
     ref,
+    require_lost_read_refused,
 )
 
 _RULE_CASES: dict[str, tuple[str, str, Callable[[Control], None]]] = {
@@ -128,18 +129,7 @@ def test_secret_read_lost_while_prompt_open(
             control.set_permissions(admin, permissions)
 
     outcome = host.invoke(RECORDER.name, args_json(members), acting(drop))
-    require(outcome.is_error, "FENCE-003", f"the call ran after secret.read was lost ({loss})")
-    require(
-        outcome.disposition in ("SECRET_FORBIDDEN", "POLICY_DENIED"),
-        "FENCE-003",
-        f"a lost secret.read ended {outcome.disposition}",
-    )
-    should(
-        outcome.disposition == "SECRET_FORBIDDEN",
-        "FENCE-004",
-        f"a lost secret.read is refused as {outcome.disposition}, not SECRET_FORBIDDEN",
-    )
-    require(host.observe().receipts == (), "FENCE-003", "the tool ran after secret.read was lost")
+    require_lost_read_refused(host, outcome, f"a call whose user lost secret.read ({loss})")
 
 
 @pytest.mark.req("INV4", "FENCE-001")

@@ -31,7 +31,7 @@ from conformance.scenario import (
     substitute_oracle,
     tool,
 )
-from conformance.via import NOT_VIA_MCP, via_mcp
+from conformance.via import elicitations, mcp_call, mcp_host
 
 RICH = tool("rich", HandlerKind.RICH)
 OVERCAP = tool("overcap", HandlerKind.OVERCAP)
@@ -54,24 +54,6 @@ READABLE_RUN = 8
 _AT_LEAST_HIGH: Final = re.compile(r"\b(?:high|critical)\b", re.IGNORECASE)
 
 
-def _mcp(host: RecordingHost) -> Any:
-    """Return the MCP host behind the check's host, or skip as not applicable."""
-    if not via_mcp(host):
-        pytest.skip(NOT_VIA_MCP)
-    from conformance.hosts.mcp import McpHost
-
-    inner = getattr(host, "_inner", None)
-    if not isinstance(inner, McpHost):
-        pytest.skip(NOT_VIA_MCP)
-    return inner
-
-
-def _call(tool_name: str, arguments: dict[str, Any], **changes: Any) -> Any:
-    from conformance.hosts.mcp import McpCall
-
-    return McpCall(tool_name, arguments, **changes)
-
-
 def _final(call: Any) -> tuple[str, dict[str, Any]]:
     for kind, payload in reversed(call.messages):
         if kind in ("result", "error"):
@@ -79,18 +61,14 @@ def _final(call: Any) -> tuple[str, dict[str, Any]]:
     return "none", {}
 
 
-def _elicitations(call: Any) -> list[dict[str, Any]]:
-    return [payload for kind, payload in call.messages if kind == "elicitation"]
-
-
 @pytest.mark.req("MCP-001", "INV1")
 def test_references_only_in_arguments(host: RecordingHost, mint: Mint) -> None:
     """A marker in params._meta or in the tool name is literal: nothing is resolved."""
-    mcp = _mcp(host)
+    mcp = mcp_host(host)
     secret = make_secret(mint)
     host.reset(config([secret]))
     marker = ref(secret.id)
-    mcp.call(_call(RECORDER.name, {"plain": "x"}, meta={"note": marker}))
+    mcp.call(mcp_call(RECORDER.name, {"plain": "x"}, meta={"note": marker}))
     seen = host.observe()
     require(seen.vault_reads == (), "MCP-001", "a reference in params._meta read the vault")
     require(len(seen.receipts) == 1, "MCP-001", "the reference-free call did not run once")
@@ -99,7 +77,7 @@ def test_references_only_in_arguments(host: RecordingHost, mint: Mint) -> None:
         "MCP-001",
         "the handler's arguments changed because of a marker in params._meta",
     )
-    named, _ = mcp.call(_call(marker, {"plain": "x"}))
+    named, _ = mcp.call(mcp_call(marker, {"plain": "x"}))
     kind, payload = _final(named)
     refused = kind == "error" or payload.get("isError") is True
     require(refused, "MCP-001", "a tool named by a marker was found")
@@ -110,11 +88,11 @@ def test_references_only_in_arguments(host: RecordingHost, mint: Mint) -> None:
 @pytest.mark.parametrize("kind", list(Kind), ids=[kind.value for kind in Kind])
 def test_handler_gets_the_agents_value(host: RecordingHost, mint: Mint, kind: Kind) -> None:
     """Over MCP the handler receives a JSON value equal to the agent's, references replaced."""
-    mcp = _mcp(host)
+    mcp = mcp_host(host)
     secret = make_secret(mint, kind=kind)
     host.reset(config([secret]))
     arguments = {"n": 1.5, "deep": {"list": [True, None, ref(secret.id, "username")]}, "k": "x"}
-    mcp.call(_call(RECORDER.name, arguments), answering(Answer.APPROVE))
+    mcp.call(mcp_call(RECORDER.name, arguments), answering(Answer.APPROVE))
     receipts = host.observe().receipts
     require(len(receipts) == 1, "MCP-002", "the handler did not run once")
     expected = substitute_oracle(arguments, {secret.id: secret})
@@ -131,11 +109,11 @@ def test_rich_result_is_scrubbed_on_every_surface(
     host: RecordingHost, mint: Mint, kind: Kind
 ) -> None:
     """The rich handler's forms on every surface reach the agent scrubbed (the sweep judges)."""
-    mcp = _mcp(host)
+    mcp = mcp_host(host)
     secret = make_secret(mint, kind=kind)
     host.reset(config([secret], tools=(RICH,)))
     call, _ = mcp.call(
-        _call(RICH.name, {"a": ref(secret.id), "b": ref(secret.id, "notes")}),
+        mcp_call(RICH.name, {"a": ref(secret.id), "b": ref(secret.id, "notes")}),
         answering(Answer.APPROVE),
     )
     kind_seen, payload = _final(call)
@@ -152,10 +130,10 @@ def test_log_notifications_hold_no_value_with_scrubbing_off(
     host: RecordingHost, mint: Mint
 ) -> None:
     """With result scrubbing off, MCP log notifications still carry no value (the sweep judges)."""
-    mcp = _mcp(host)
+    mcp = mcp_host(host)
     secret = make_secret(mint)
     host.reset(config([secret], tools=(RICH,), policy={"resultScrubbingEnabled": False}))
-    call, _ = mcp.call(_call(RICH.name, {"a": ref(secret.id)}), answering(Answer.APPROVE))
+    call, _ = mcp.call(mcp_call(RICH.name, {"a": ref(secret.id)}), answering(Answer.APPROVE))
     require(_final(call)[0] == "result", "MCP-004", "the rich call did not return a result")
 
 
@@ -171,10 +149,10 @@ def _text_items(payload: dict[str, Any]) -> list[str]:
 @pytest.mark.parametrize("handler", ["overcap", "rich-padded"])
 def test_text_items_capped_together(host: RecordingHost, mint: Mint, handler: str) -> None:
     """The text items together stay within the cap, and no cut leaves a readable run."""
-    mcp = _mcp(host)
+    mcp = mcp_host(host)
     secret = make_secret(mint)
     host.reset(config([secret], tools=(OVERCAP, PADDED)))
-    call, _ = mcp.call(_call(handler, {"a": ref(secret.id)}), answering(Answer.APPROVE))
+    call, _ = mcp.call(mcp_call(handler, {"a": ref(secret.id)}), answering(Answer.APPROVE))
     kind, payload = _final(call)
     require(kind == "result", "MCP-005", f"the {handler} call did not return a result")
     texts = _text_items(payload)
@@ -197,10 +175,10 @@ def test_text_items_capped_together(host: RecordingHost, mint: Mint, handler: st
 @pytest.mark.req("MCP-006", "MCP-011")
 def test_refusal_reads_as_the_refusal_message(host: RecordingHost, mint: Mint) -> None:
     """A refusal is an isError result led by the message, or a JSON-RPC error carrying it."""
-    mcp = _mcp(host)
+    mcp = mcp_host(host)
     secret = make_secret(mint)
     host.reset(config([secret], policy={"secretReferencesEnabled": False}))
-    call, _ = mcp.call(_call(SHA256.name, {"text": ref(secret.id)}))
+    call, _ = mcp.call(mcp_call(SHA256.name, {"text": ref(secret.id)}))
     kind, payload = _final(call)
     if kind == "error":
         from conformance.hosts.mcp import error_message
@@ -230,12 +208,12 @@ def test_elicitation_carries_descriptors_risk_and_arguments(
     host: RecordingHost, mint: Mint
 ) -> None:
     """The elicitation names the reference's descriptor, the risk and the arguments as written."""
-    mcp = _mcp(host)
+    mcp = mcp_host(host)
     secret = make_secret(mint)
     host.reset(config([secret]))
     marker = ref(secret.id)
-    call, _ = mcp.call(_call(SHA256.name, {"text": marker}), answering(Answer.APPROVE))
-    asked = _elicitations(call)
+    call, _ = mcp.call(mcp_call(SHA256.name, {"text": marker}), answering(Answer.APPROVE))
+    asked = elicitations(call)
     if not asked:
         pytest.skip("the host asked its operator another way than MCP elicitation")
     text = json.dumps(asked[0], ensure_ascii=False)
@@ -270,11 +248,11 @@ def test_only_an_approving_accept_runs_the_call(
     approval deny: the tool never runs. An approving decision with another member beside it is
     not sent: an MCP form's schema cannot forbid other members, so a host may read it as the
     approval it says (decisions R9.6)."""
-    mcp = _mcp(host)
+    mcp = mcp_host(host)
     secret = make_secret(mint)
     host.reset(config([secret]))
-    call, before = mcp.call(_call(SHA256.name, {"text": ref(secret.id)}, reply=_REPLIES[reply]))
-    if not _elicitations(call):
+    call, before = mcp.call(mcp_call(SHA256.name, {"text": ref(secret.id)}, reply=_REPLIES[reply]))
+    if not elicitations(call):
         pytest.skip("the host asked its operator another way than MCP elicitation")
     outcome = mcp.result_of(call, before)
     require(outcome.is_error, "MCP-008", f"the call ran after the reply {reply}")
@@ -284,16 +262,20 @@ def test_only_an_approving_accept_runs_the_call(
 @pytest.mark.req("MCP-008", "APPR-008")
 def test_approve_runs_once_and_silence_times_out(host: RecordingHost, mint: Mint) -> None:
     """An approving accept runs the call once; no answer before the timeout is TIMEOUT."""
-    mcp = _mcp(host)
+    mcp = mcp_host(host)
     secret = make_secret(mint)
     host.reset(config([secret], approval_timeout_s=1.0))
-    call, before = mcp.call(_call(SHA256.name, {"text": ref(secret.id)}), answering(Answer.APPROVE))
-    if not _elicitations(call):
+    call, before = mcp.call(
+        mcp_call(SHA256.name, {"text": ref(secret.id)}), answering(Answer.APPROVE)
+    )
+    if not elicitations(call):
         pytest.skip("the host asked its operator another way than MCP elicitation")
     outcome = mcp.result_of(call, before)
     require(not outcome.is_error, "MCP-008", f"an approved call ended {outcome.disposition}")
     require(len(host.observe().receipts) == 1, "MCP-008", "an approved call did not run once")
-    silent, before = mcp.call(_call(SHA256.name, {"text": ref(secret.id)}), answering(Answer.NONE))
+    silent, before = mcp.call(
+        mcp_call(SHA256.name, {"text": ref(secret.id)}), answering(Answer.NONE)
+    )
     ended = mcp.result_of(silent, before)
     require(ended.disposition == "TIMEOUT", "MCP-008", f"silence ended as {ended.disposition}")
     require(len(host.observe().receipts) == 1, "MCP-008", "the unanswered call ran")
@@ -302,12 +284,12 @@ def test_approve_runs_once_and_silence_times_out(host: RecordingHost, mint: Mint
 @pytest.mark.req("MCP-009", "MCP-012")
 def test_no_elicitation_to_a_client_that_cannot(host: RecordingHost, mint: Mint) -> None:
     """A client without elicitation is never elicited from, and its call is never approved."""
-    mcp = _mcp(host)
+    mcp = mcp_host(host)
     secret = make_secret(mint)
     host.reset(config([secret], approval_timeout_s=2.0))
-    call, before = mcp.call(_call(SHA256.name, {"text": ref(secret.id)}), elicit=False)
+    call, before = mcp.call(mcp_call(SHA256.name, {"text": ref(secret.id)}), elicit=False)
     require(
-        not _elicitations(call),
+        not elicitations(call),
         "MCP-009",
         "the host sent elicitation/create to a client that did not declare elicitation",
     )
@@ -320,7 +302,7 @@ def test_no_elicitation_to_a_client_that_cannot(host: RecordingHost, mint: Mint)
 @pytest.mark.req("MCP-010")
 def test_tool_listing_holds_no_value(host: RecordingHost, mint: Mint) -> None:
     """tools/list names the tools and carries no value (the sweep judges the values)."""
-    mcp = _mcp(host)
+    mcp = mcp_host(host)
     secrets_ = [make_secret(mint, kind=kind) for kind in Kind]
     host.reset(config(secrets_))
     listing = mcp.list_tools()

@@ -23,7 +23,7 @@ import pytest
 
 from conformance.canary import Mint
 from conformance.host import Answer, CallResult, Control, HandlerKind
-from conformance.outcomes import accept, require, should
+from conformance.outcomes import require
 from conformance.scenario import (
     PROVIDER,
     RECORDER,
@@ -32,8 +32,10 @@ from conformance.scenario import (
     answering,
     args_json,
     config,
+    judge_free_call_after_broad_answer,
     make_secret,
     ref,
+    require_lost_read_refused,
     tool,
 )
 
@@ -173,14 +175,7 @@ def test_broad_answer_to_field_only_call_runs_once(
     before = len(host.observe().approval_requests)
     host.invoke(RECORDER.name, args_json({"x": "plain"}))
     free_prompted = len(host.observe().approval_requests) > before
-    if answer is Answer.TRUST_SESSION:
-        accept("APPR-007", "does-not-trust" if free_prompted else "trusts")
-    else:
-        require(
-            free_prompted,
-            "APPR-006",
-            f"{answer.value} on a {field_name}-only call let a reference-free call run unasked",
-        )
+    judge_free_call_after_broad_answer(answer, free_prompted, f"a {field_name}-only call")
     before = len(host.observe().approval_requests)
     host.invoke(RECORDER.name, args)
     require(
@@ -279,18 +274,7 @@ def test_secret_read_lost_by_role_while_prompt_open(
 
     outcome = host.invoke(RECORDER.name, args_json({"x": ref(secret.id, field_name)}), acting(drop))
     what = f"a {field_name} call whose user lost secret.read ({loss}) while its prompt was open"
-    require(outcome.is_error, "FENCE-003", f"{what} ran")
-    require(
-        outcome.disposition in ("SECRET_FORBIDDEN", "POLICY_DENIED"),
-        "FENCE-003",
-        f"{what} ended {outcome.disposition}",
-    )
-    should(
-        outcome.disposition == "SECRET_FORBIDDEN",
-        "FENCE-004",
-        f"{what} was refused as {outcome.disposition}, not SECRET_FORBIDDEN",
-    )
-    require(host.observe().receipts == (), "FENCE-003", f"the tool ran for {what}")
+    require_lost_read_refused(host, outcome, what)
 
 
 @pytest.mark.req("MSG-004", "ORD-003", "VAULT-001", "INV3", "INV2")

@@ -14,12 +14,12 @@ value.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any, Final, Literal
 
 import pytest
 
-from conformance.canary import Mint
+from conformance.canary import Mint, strings
 from conformance.host import Answer, SecretSpec
 from conformance.outcomes import require
 from conformance.scenario import (
@@ -32,7 +32,7 @@ from conformance.scenario import (
     make_secret,
     ref,
 )
-from conformance.via import NOT_VIA_MCP, via_mcp
+from conformance.via import elicitations, mcp_call, mcp_host
 
 #: Filler before the last reference of a long argument object: well past what a dialog shows at
 #: a glance, well within the argument bound of decisions R4.
@@ -43,44 +43,10 @@ LONG_MEMBER_CHARS: Final = 3_000
 SHORT_APPROVAL_S: Final = 2.0
 
 
-def _mcp(host: RecordingHost) -> Any:
-    """Return the MCP host behind the check's host, or skip as not applicable."""
-    if not via_mcp(host):
-        pytest.skip(NOT_VIA_MCP)
-    from conformance.hosts.mcp import McpHost
-
-    inner = getattr(host, "_inner", None)
-    if not isinstance(inner, McpHost):
-        pytest.skip(NOT_VIA_MCP)
-    return inner
-
-
-def _call(tool_name: str, arguments: dict[str, Any], **changes: Any) -> Any:
-    from conformance.hosts.mcp import McpCall
-
-    return McpCall(tool_name, arguments, **changes)
-
-
-def _elicitations(call: Any) -> list[dict[str, Any]]:
-    return [payload for kind, payload in call.messages if kind == "elicitation"]
-
-
-def _strings(node: object) -> Iterator[str]:
-    """Yield every string and member name of a JSON tree."""
-    if isinstance(node, str):
-        yield node
-    elif isinstance(node, Mapping):
-        for key, child in node.items():
-            yield str(key)
-            yield from _strings(child)
-    elif isinstance(node, list):
-        for child in node:
-            yield from _strings(child)
-
-
 def _request_texts(elicitation: Mapping[str, Any]) -> list[str]:
     """The texts of an elicitation that R9.6 takes together as the approval request."""
-    return [str(elicitation.get("message", "")), *_strings(elicitation.get("requestedSchema"))]
+    schema = elicitation.get("requestedSchema")
+    return [str(elicitation.get("message", "")), *(text for _, text in strings(schema, ""))]
 
 
 def _shown(texts: list[str], wanted: str) -> bool:
@@ -90,25 +56,7 @@ def _shown(texts: list[str], wanted: str) -> bool:
 # --- MCP-008: only an approving accept the form allows runs the call ----------------------------
 
 
-def _allowed(spec: Mapping[str, Any]) -> set[Any]:
-    """The values a single-choice property allows: its ``enum``, or the ``const`` of each item
-    of its ``oneOf`` or ``anyOf`` (the single-select forms of an MCP elicitation schema)."""
-    allowed = set(_hashable(spec.get("enum")))
-    for key in ("oneOf", "anyOf"):
-        items = spec.get(key)
-        if isinstance(items, list):
-            consts = [item.get("const") for item in items if isinstance(item, Mapping)]
-            allowed.update(_hashable(consts))
-    return allowed
-
-
-def _hashable(options: object) -> Iterator[Any]:
-    """The strings and numbers of a list (an option that is neither matches no spelling)."""
-    if isinstance(options, list):
-        yield from (option for option in options if isinstance(option, str | int | float))
-
-
-def _misspelled(option: str, options: set[Any]) -> dict[str, str]:
+def _misspelled(option: str, options: set[object]) -> dict[str, str]:
     """Spellings of an approving option that the form does not allow."""
     spellings = {"other-case": option.upper() if option.upper() != option else option.lower()}
     spellings["trailing-space"] = option + " "
@@ -117,7 +65,7 @@ def _misspelled(option: str, options: set[Any]) -> dict[str, str]:
 
 def _unallowed_replies(schema: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Replies that say approve in content the form does not allow, or with another action."""
-    from conformance.hosts.mcp import elicit_content
+    from conformance.hosts.mcp import elicit_content, form_choices
 
     content = elicit_content(schema, Answer.APPROVE)
     if content is None:
@@ -131,7 +79,8 @@ def _unallowed_replies(schema: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     if isinstance(option, bool):
         replies["boolean-as-text"] = {"action": "accept", "content": {field: "true"}}
     elif isinstance(option, str):
-        allowed = _allowed(spec) if isinstance(spec, Mapping) else set()
+        choices = form_choices(spec) if isinstance(spec, Mapping) else None
+        allowed = {choice for choice, _words in choices or ()}
         for name, text in _misspelled(option, allowed).items():
             replies[name] = {"action": "accept", "content": {field: text}}
     return replies
@@ -153,20 +102,20 @@ def test_elicited_approval_outside_the_form_denies(
 ) -> None:
     """A decline or cancel carrying approving content, and an approving option the form's enum
     does not list (another case, a trailing space, a boolean sent as text), run nothing."""
-    mcp = _mcp(host)
+    mcp = mcp_host(host)
     secret = make_secret(mint)
     host.reset(config([secret]))
     arguments = {"text": ref(secret.id)}
-    probe, _ = mcp.call(_call(SHA256.name, arguments), answering(Answer.DENY))
-    asked = _elicitations(probe)
+    probe, _ = mcp.call(mcp_call(SHA256.name, arguments), answering(Answer.DENY))
+    asked = elicitations(probe)
     if not asked:
         pytest.skip("the host asked its operator another way than MCP elicitation")
     replies = _unallowed_replies(asked[0].get("requestedSchema") or {})
     if reply not in replies:
         pytest.skip(f"not applicable: the host's form has no field a {reply} reply can fill")
     host.reset(config([secret]))
-    call, before = mcp.call(_call(SHA256.name, arguments, reply=replies[reply]))
-    if not _elicitations(call):
+    call, before = mcp.call(mcp_call(SHA256.name, arguments, reply=replies[reply]))
+    if not elicitations(call):
         pytest.skip("the host did not elicit the second time")
     outcome = mcp.result_of(call, before)
     require(outcome.is_error, "MCP-008", f"the call ran after the reply {reply}")
@@ -184,11 +133,11 @@ _DENIALS: Final = {
 def test_denying_reply_ends_denied(host: RecordingHost, mint: Mint, reply: str) -> None:
     """Decline and cancel are the operator's deny, given at once: the call ends DENIED, never
     TIMEOUT (no answer) nor another disposition."""
-    mcp = _mcp(host)
+    mcp = mcp_host(host)
     secret = make_secret(mint)
     host.reset(config([secret]))
-    call, before = mcp.call(_call(SHA256.name, {"text": ref(secret.id)}, reply=_DENIALS[reply]))
-    if not _elicitations(call):
+    call, before = mcp.call(mcp_call(SHA256.name, {"text": ref(secret.id)}, reply=_DENIALS[reply]))
+    if not elicitations(call):
         pytest.skip("the host asked its operator another way than MCP elicitation")
     outcome = mcp.result_of(call, before)
     require(
@@ -209,7 +158,7 @@ def _descriptor(secret: SecretSpec, field: str) -> str:
 def test_elicitation_names_every_descriptor(host: RecordingHost, mint: Mint) -> None:
     """Each reference's full descriptor, '<website> (<username>) - <field>', is in the
     elicitation's message or requested schema, for every reference of the call."""
-    mcp = _mcp(host)
+    mcp = mcp_host(host)
     first, second = make_secret(mint), make_secret(mint)
     host.reset(config([first, second]))
     arguments = {
@@ -217,8 +166,8 @@ def test_elicitation_names_every_descriptor(host: RecordingHost, mint: Mint) -> 
         "b": ref(first.id, "notes"),
         "c": ref(second.id, "username"),
     }
-    call, _ = mcp.call(_call(SHA256.name, arguments), answering(Answer.DENY))
-    asked = _elicitations(call)
+    call, _ = mcp.call(mcp_call(SHA256.name, arguments), answering(Answer.DENY))
+    asked = elicitations(call)
     if not asked:
         pytest.skip("the host asked its operator another way than MCP elicitation")
     texts = _request_texts(asked[0])
@@ -240,13 +189,13 @@ def test_elicitation_names_every_descriptor(host: RecordingHost, mint: Mint) -> 
 def test_elicitation_shows_arguments_whole(host: RecordingHost, mint: Mint) -> None:
     """A reference after a long member is still in the elicitation: the arguments are shown
     as the agent wrote them, not cut to a head."""
-    mcp = _mcp(host)
+    mcp = mcp_host(host)
     secret = make_secret(mint)
     host.reset(config([secret]))
     early, late = ref(secret.id, "username"), ref(secret.id)
     arguments = {"to": early, "body": "x" * LONG_MEMBER_CHARS, "auth": late}
-    call, _ = mcp.call(_call(SHA256.name, arguments), answering(Answer.DENY))
-    asked = _elicitations(call)
+    call, _ = mcp.call(mcp_call(SHA256.name, arguments), answering(Answer.DENY))
+    asked = elicitations(call)
     if not asked:
         pytest.skip("the host asked its operator another way than MCP elicitation")
     texts = _request_texts(asked[0])
@@ -265,7 +214,7 @@ def test_elicitation_shows_arguments_whole(host: RecordingHost, mint: Mint) -> N
 def test_plain_ask_call_from_a_client_that_cannot_elicit(host: RecordingHost, mint: Mint) -> None:
     """A reference-free call whose tool rule is ASK, from a client without elicitation, is
     refused (at once or after the timeout): nobody approved it."""
-    mcp = _mcp(host)
+    mcp = mcp_host(host)
     secret = make_secret(mint)
     host.reset(
         config(
@@ -274,9 +223,9 @@ def test_plain_ask_call_from_a_client_that_cannot_elicit(host: RecordingHost, mi
             approval_timeout_s=SHORT_APPROVAL_S,
         )
     )
-    call, before = mcp.call(_call(RECORDER.name, {"plain": "x"}), elicit=False)
+    call, before = mcp.call(mcp_call(RECORDER.name, {"plain": "x"}), elicit=False)
     require(
-        not _elicitations(call),
+        not elicitations(call),
         "MCP-009",
         "the host sent elicitation/create to a client that did not declare elicitation",
     )
@@ -318,13 +267,15 @@ def _set_level(mcp: Any, level: Literal["debug", "info"]) -> bool:
 def test_debug_logging_holds_no_value(host: RecordingHost, mint: Mint) -> None:
     """With result scrubbing off and the client asking for debug logging, the log
     notifications still carry no value (the sweep judges)."""
-    mcp = _mcp(host)
+    mcp = mcp_host(host)
     secret = make_secret(mint)
     host.reset(config([secret], tools=(ECHO,), policy={"resultScrubbingEnabled": False}))
     if not _set_level(mcp, "debug"):
         pytest.skip("not applicable: the host does not take logging/setLevel")
     try:
-        call, before = mcp.call(_call(ECHO.name, {"k": ref(secret.id)}), answering(Answer.APPROVE))
+        call, before = mcp.call(
+            mcp_call(ECHO.name, {"k": ref(secret.id)}), answering(Answer.APPROVE)
+        )
         outcome = mcp.result_of(call, before)
     finally:
         _set_level(mcp, "info")

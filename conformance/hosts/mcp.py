@@ -204,7 +204,7 @@ def parse_arguments(args: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _choices(spec: Mapping[str, Any]) -> list[tuple[object, tuple[str, ...]]] | None:
+def form_choices(spec: Mapping[str, Any]) -> list[tuple[object, tuple[str, ...]]] | None:
     """Return the options of a single-choice string property, each with the words that name it,
     or ``None`` when ``spec`` offers no choice: an ``enum``'s values (with their legacy
     ``enumNames``), or the ``const`` and ``title`` of each item of a titled ``oneOf`` or
@@ -248,7 +248,7 @@ def elicit_content(schema: Mapping[str, Any], answer: Answer) -> dict[str, Any] 
     for name, spec in properties.items():
         if not isinstance(spec, dict):
             continue
-        options = _choices(spec)
+        options = form_choices(spec)
         if options is not None:
             for word in words:
                 for value, labels in options:

@@ -249,15 +249,19 @@ class SubprocessHost:
         bound, each cleaned, joined by ``…``: every quote of host text is cut far shorter (to
         its first 200 or last 600 characters), and scanning megabytes of it would cost seconds.
         """
-        from conformance.canary import MIN_REDACTED_RUN, redact_runs, required_forms
+        from conformance.canary import redact_runs, required_forms, window_index
 
         if not self._told:
             return text
-        width = MIN_REDACTED_RUN
-        for label, value in self._told[self._told_indexed :]:
-            for form in required_forms(value).values():
-                for start in range(len(form) - width + 1):
-                    self._told_runs.setdefault(form[start : start + width], label)
+        fresh = window_index(
+            tuple(
+                (label, form)
+                for label, value in self._told[self._told_indexed :]
+                for form in required_forms(value).values()
+            )
+        )
+        for window, label in fresh.items():
+            self._told_runs.setdefault(window, label)
         self._told_indexed = len(self._told)
         if len(text) > TOLD_SCAN_CHARS:
             half = TOLD_SCAN_CHARS // 2

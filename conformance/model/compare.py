@@ -256,17 +256,31 @@ def _refusal_requirements(name: str) -> tuple[str, ...]:
     return named[name]
 
 
-def _names_one_of(
-    pattern: re.Pattern[str], text: str, allowed: frozenset[tuple[str, str]], with_field: bool
-) -> bool:
+#: The refusals whose ruled words name a secret (and, for an empty field, the field), each with
+#: what a detail says the words must name.
+_NAMING: Final = {
+    "empty": (_EMPTY_WORDS, "'secret <id> has no <field>' naming an empty field of the call"),
+    "ai": (_AI_WORDS, "'secret <id> is an AI provider key' naming the key the model names"),
+}
+
+
+def _named(pattern: re.Pattern[str], text: str) -> tuple[str, str] | None:
+    """Return the (id, field) ``pattern``'s words name at the start of ``text``, the field
+    ``""`` when the words name none."""
+    match = pattern.match(text)
+    if match is None:
+        return None
+    return match.group(1), match.group(2) if pattern.groups > 1 else ""
+
+
+def _names_one_of(pattern: re.Pattern[str], text: str, allowed: frozenset[tuple[str, str]]) -> bool:
     """Return whether ``text`` begins with ``pattern``'s words naming one of ``allowed``: the id
     in any case (the rulings lower-case an id to name it, R1.2; the targeted checks hold the
     case), the field as written."""
-    match = pattern.match(text)
-    if match is None:
-        return False
-    named = (match.group(1).lower(), match.group(2) if with_field else "")
-    return named in {(sid.lower(), name if with_field else "") for sid, name in allowed}
+    named = _named(pattern, text)
+    return named is not None and (named[0].lower(), named[1]) in {
+        (sid.lower(), name) for sid, name in allowed
+    }
 
 
 def ruled_words(call: Call, host: CallResult, model: CallResult) -> None:
@@ -295,25 +309,14 @@ def ruled_words(call: Call, host: CallResult, model: CallResult) -> None:
             (*requirements, "ORD-001"),
             f"call {call.step}: the {got[0]} refusal where the model's is the {name} one",
         )
-    if name == "empty":
-        match = _EMPTY_WORDS.match(model.text)
-        allowed = call.empty or frozenset({(match.group(1), match.group(2))} if match else ())
-        if not _names_one_of(_EMPTY_WORDS, host.text, allowed, with_field=True):
-            fail(
-                requirements,
-                f"call {call.step}: the refusal does not begin 'secret <id> has no <field>' "
-                "naming an empty field of the call",
-            )
-        return
-    if name == "ai":
-        match = _AI_WORDS.match(model.text)
-        allowed = frozenset({(match.group(1), "")} if match else ())
-        if not _names_one_of(_AI_WORDS, host.text, allowed, with_field=False):
-            fail(
-                requirements,
-                f"call {call.step}: the refusal does not begin 'secret <id> is an AI provider "
-                "key' naming the key the model names",
-            )
+    if name in _NAMING:
+        pattern, spelled = _NAMING[name]
+        named = _named(pattern, model.text)
+        allowed = frozenset({named} if named else ())
+        if name == "empty" and call.empty:
+            allowed = call.empty  # any empty field of the call may be the one named
+        if not _names_one_of(pattern, host.text, allowed):
+            fail(requirements, f"call {call.step}: the refusal does not begin {spelled}")
         return
     if name == "unknown":
         if not host.text.startswith(model.text):
