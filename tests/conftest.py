@@ -29,6 +29,21 @@ settings.register_profile("dev", deadline=None, max_examples=100)
 profiles.register()
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
+#: pytest-xdist workers per core under ``-n auto`` (the unit-test job's setting). Most of this
+#: suite's time is waiting, not work: the suite runs its tests start hold prompts open, let
+#: approval and execution timeouts pass and wait on driver processes, so one worker leaves its
+#: core idle about two thirds of the time. Two per core fill those gaps (docs/ci.md).
+WORKERS_PER_CORE = 2
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto`` starts two workers per core this process may run on; a count set in
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` is left to pytest-xdist, which reads it."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    return WORKERS_PER_CORE * max(1, len(os.sched_getaffinity(0)))
+
 
 # The suite runs these tests start (hundreds, to test its reports, exit codes, adapters and
 # self-test) draw one example of the model check from its CI seed, not 25; each such run's
