@@ -505,6 +505,41 @@ def _record_key(record: Mapping[str, Any]) -> str:
     return json.dumps(kept, sort_keys=True)
 
 
+#: A reference's name as a record lists it (decisions R1.2): the lower-case id and the field.
+_NAME: Final = re.compile(
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(?:password|username|notes)"
+)
+
+
+def _withheld_names_carried(call: Call | None, got: list[Any], model: Mapping[str, Any]) -> bool:
+    """Return whether ``got``, the host's secretRefs of a call the kill-switch or RBAC withheld,
+    is a legal list where the model, which never reads a withheld call's arguments, lists none.
+
+    Whether a withheld call is recorded at all is EITHER (decisions R6.3); a record that names
+    the references its arguments carry follows R6.2 as much as one that names none. So the
+    names must be distinct reference names that the arguments spell, in the order of their
+    first use (judged where the model's ``sanitizedArgs`` keeps the whole text).
+    """
+    if model.get("approvalDisposition") not in WITHHELD_TOOL or model.get("secretRefs"):
+        return False
+    names = [name for name in got if isinstance(name, str) and _NAME.fullmatch(name)]
+    if len(names) != len(got) or len(set(names)) != len(names):
+        return False
+    if call is None or call.deep or not call.short:
+        return True
+    text = str(model.get("sanitizedArgs", "")).lower()
+    places = [_first_use(text, name) for name in names]
+    return all(place >= 0 for place in places) and places == sorted(places)
+
+
+def _first_use(text: str, name: str) -> int:
+    """Return where ``text`` (lower case) first spells the reference ``name``, or -1."""
+    secret_id, field = name.split(".", 1)
+    spellings = [f"{secret_id}.{field}}}}}"] + ([f"{secret_id}}}}}"] if field == "password" else [])
+    found = [place for place in (text.find(spelling) for spelling in spellings) if place >= 0]
+    return min(found, default=-1)
+
+
 def ledger(
     call: Call | None,
     host: Sequence[Mapping[str, Any]],
@@ -538,6 +573,8 @@ def ledger(
             got, want = mine.get(name), theirs.get(name)
             if name == "secretRefs":
                 got, want = list(got or ()), list(want or ())
+                if _withheld_names_carried(call, got, theirs):
+                    continue
             if got == want or (name == "sanitizedArgs" and _same_text(got, want, exact_raw)):
                 continue
             if (

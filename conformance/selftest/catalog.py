@@ -28,6 +28,7 @@ from conformance.selftest import (
     catalog_outputs,
     catalog_policy,
     catalog_records,
+    catalog_returns,
     catalog_roles,
     catalog_scrub,
     catalog_substitution,
@@ -63,6 +64,7 @@ _AREAS: Final = (
     catalog_roles.MUTANTS,
     catalog_text.MUTANTS,
     catalog_wire.MUTANTS,
+    catalog_returns.MUTANTS,
 )
 
 #: The catalog's order, by name: the first mutants, then the grammar and message mutants, the
@@ -318,6 +320,12 @@ ORDER: Final[tuple[str, ...]] = (
     "admin-role-kept-for-session",
     "yolo-lifts-secret-policy",
     "yolo-approves-open-prompt",
+    "json-escape-keeps-nul",
+    "numbers-read-by-characters",
+    "line-separator-ends-strings",
+    "result-ends-at-nul",
+    "empty-result-replaced",
+    "result-bom-stripped",
 )
 
 

@@ -490,6 +490,27 @@ VARIANTS: Final[tuple[Variant, ...]] = (
         via="mcp",
         takes=(("MCP-012", "timeout"),),
     ),
+    Variant(
+        "withheld-records-name-references",
+        ("LEDG-002", "LEDG-006"),
+        "A call the kill-switch or RBAC withholds is recorded with the references its arguments "
+        "carry in secretRefs, where the reference host, which reads no withheld call's "
+        "arguments, records none: R6.2 asks the names of the call's references, and R6.3 "
+        "leaves the record itself to the host.",
+        (
+            line_patch(
+                _REG,
+                "Registry._govern",
+                'self._trace("gate")',
+                'self._trace("gate")\n'
+                "        if has_marker(args_json):\n"
+                "            named = _grammar.parse_arguments(args_json)\n"
+                "            if not isinstance(named, Refusal):\n"
+                "                call.refs = named.references",
+            ),
+        ),
+        takes=(("LEDG-006", "recorded"),),
+    ),
     *LEGAL_MORE,
 )
 
