@@ -34,6 +34,7 @@ from conformance.selftest import (
     catalog_substitution,
     catalog_survivors,
     catalog_text,
+    catalog_time,
     catalog_wire,
 )
 from conformance.selftest.base import Mutant
@@ -65,6 +66,7 @@ _AREAS: Final = (
     catalog_text.MUTANTS,
     catalog_wire.MUTANTS,
     catalog_returns.MUTANTS,
+    catalog_time.MUTANTS,
 )
 
 #: The catalog's order, by name: the first mutants, then the grammar and message mutants, the
@@ -326,6 +328,12 @@ ORDER: Final[tuple[str, ...]] = (
     "result-ends-at-nul",
     "empty-result-replaced",
     "result-bom-stripped",
+    "stamps-bound-per-tool",
+    "read-losses-bound-per-tool",
+    "reference-free-calls-unfenced",
+    "fence-reads-tool-rule-first",
+    "kill-empties-queue",
+    "control-restarts-countdown",
 )
 
 

@@ -25,8 +25,10 @@ MODULE: Final = "conformance.checks.test_queue_moments"
 
 #: The model check finds these mutants too since its world holds every moment and output
 #: class (docs/conformance.md, "The model check"), and so do some checks written after these
-#: (the role, text and wire modules): they are left out of the older checks here.
-_MODEL: Final = "test_model or test_roles_hunt or test_text_hunt or test_wire_hunt"
+#: (the role, text, wire and time modules): they are left out of the older checks here.
+_MODEL: Final = (
+    "test_model or test_roles_hunt or test_text_hunt or test_wire_hunt or test_time_hunt"
+)
 
 #: (mutant, the ``-k`` expression choosing the check of the module that catches it).
 CASES: Final = (
