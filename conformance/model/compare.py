@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from conformance.host import CallResult, Receipt
+from conformance.host import Answer, CallResult, Receipt
 from conformance.outcomes import UnlearnedDisposition, fail, should
 
 #: Every compared field and the requirements that fix it (docs/conformance.md, "The model").
@@ -165,6 +165,11 @@ def reasons(disposition: str, text: str, call: Call) -> tuple[str, ...]:
         return ("MSG-005", "INV3") if call.bearing else ("POL-004",)
     if call.bearing:
         return ("APPR-001", "APPR-006") if call.answer else ("APPR-001",)
+    if disposition == "APPROVED_ONCE" and call.answer == Answer.APPROVE.value:
+        # The operator approved this reference-free call once, in its own prompt: whatever a
+        # host's usual meaning of broad answers (APPR-013), that approval is bound to this
+        # call and decides it (design invariant 4), as a denial does (APPR-010).
+        return ("APPR-011", "INV4")
     return ("APPR-013",)
 
 

@@ -265,6 +265,19 @@ def test_a_queue_full_the_model_does_not_have_names_the_queue(
     assert raised.value.requirements[0] == first
 
 
+@pytest.mark.req("APPR-011", "INV4")
+@pytest.mark.parametrize("ended", ["DENIED", "TIMEOUT"])
+def test_an_approval_of_a_reference_free_call_binds_it(ended: str) -> None:
+    """A reference-free call the operator approved once in its own prompt, that the host ended
+    otherwise (its answer taken for another prompt), fails binding. Before, the only
+    requirement named was APPR-013, a SHOULD, and the run ended as the suite's error."""
+    call = Call(4, "recorder", False, prompted=True, answer="approve")
+    model = CallResult("APPROVED_ONCE", "ok", False)
+    with pytest.raises(RequirementError) as raised:
+        compare.dispositions(call, _refused(ended, "no"), model, Held())
+    assert raised.value.requirements == ("APPR-011", "INV4")
+
+
 def test_records_of_calls_that_timed_out_are_matched_in_no_order() -> None:
     first = {"approvalDisposition": "TIMEOUT", "isError": True, "toolName": "echo"}
     second = {"approvalDisposition": "TIMEOUT", "isError": True, "toolName": "recorder"}
