@@ -45,8 +45,10 @@ def _params(expected: str) -> list[Any]:
 
 
 def _canonical(node: Any) -> str:
-    # NaN is not equal to itself; comparing the canonical text compares trees as written.
-    return json.dumps(node, ensure_ascii=False, allow_nan=True)
+    # NaN is not equal to itself; comparing the canonical text compares trees as written. Members
+    # are sorted: an object's member order is no part of its value (key order is SUBST-002, a
+    # SHOULD), and a view written by a map may list them in another order.
+    return json.dumps(node, ensure_ascii=False, allow_nan=True, sort_keys=True)
 
 
 def _parse(text: str) -> tuple[bool, Any]:

@@ -137,7 +137,8 @@ def test_refusals_recorded(host: RecordingHost, mint: Mint, case: str) -> None:
 def test_prompted_calls_recorded(host: RecordingHost, mint: Mint, answer: Answer) -> None:
     """Approved, denied and timed-out secret calls are each recorded once."""
     secret = make_secret(mint)
-    host.reset(config([secret], approval_timeout_s=0.2))
+    # Only the unanswered call should time out: an answer may take a while to travel.
+    host.reset(config([secret], approval_timeout_s=0.2 if answer is Answer.NONE else 30.0))
     host.invoke(RECORDER.name, args_json({"x": ref(secret.id)}), answering(answer))
     records = ledger_records(host.observe())
     require(len(records) == 1, "LEDG-005", f"a call answered {answer.value} was not recorded once")

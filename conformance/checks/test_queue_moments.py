@@ -10,8 +10,10 @@ before the queue is consulted; each prompt keeps its own timeout; and neither an
 the timeout nor a rule, trust or YOLO runs a call whose prompt went unanswered. A host's
 approval timeout is its own clock: a judgment that needs prompts still open is made only while
 they surely are (the calls holding them started less than the timeout ago, and none ended on
-its own), and the probe is tried again otherwise. It never answers a prompt it did not open,
-and names secrets by id only.
+its own), and the probe is tried again otherwise. A check that lets prompts expire and then
+probes the limit fits its short approval timeout to the host's measured round trip
+(:mod:`conformance.latency`), so that a host behind a slow adapter is judged too. It never
+answers a prompt it did not open, and names secrets by id only.
 """
 
 from __future__ import annotations
@@ -31,9 +33,11 @@ from conformance.host import (
     CallResult,
     Control,
     HandlerKind,
+    HostConfig,
     OperatorScript,
     PendingCall,
 )
+from conformance.latency import fitted_timeout, prompted_round_trip
 from conformance.outcomes import fail, not_applicable, require, unchecked
 from conformance.scenario import (
     RECORDER,
@@ -52,7 +56,8 @@ from conformance.scenario import (
 #: that no held prompt expires while the check looks.
 _HOLD_S: Final = 30.0
 
-#: The approval timeout of a check that lets prompts expire: a few tenths of a second.
+#: The approval timeout of a check that lets prompts expire: a few tenths of a second (on a
+#: host whose prompted call takes longer to travel, the limit checks fit it to the host).
 _SHORT_S: Final = 0.3
 
 #: How long after the approval timeout a late answer comes.
@@ -185,8 +190,9 @@ def _probe(
             return
     unchecked(
         "APPR-009",
-        "the machine was too slow to ask beyond the pending limit while the held prompts "
-        "were surely open",
+        "the held prompts could not be opened, and the calls beyond them decided, within the "
+        f"{host.config.approval_timeout_s:g} s approval timeout: the host or the machine was "
+        "too slow to ask beyond the pending limit while the held prompts were surely open",
     )
 
 
@@ -285,8 +291,9 @@ def _alone(outcome: CallResult, expected: str, requirement: str, what: str) -> N
     )
 
 
-def _late(answer: Answer, seen: list[float] | None = None) -> OperatorScript:
-    """Return an operator that answers ``answer`` :data:`_LATE_S` after the approval timeout.
+def _late(answer: Answer, timeout: float, seen: list[float] | None = None) -> OperatorScript:
+    """Return an operator that answers ``answer`` :data:`_LATE_S` after the approval timeout
+    ``timeout``.
 
     It sleeps from the moment it is asked, which is after the host's timer started: the answer
     is late whatever the machine's load.
@@ -295,7 +302,7 @@ def _late(answer: Answer, seen: list[float] | None = None) -> OperatorScript:
     def script(_request: Mapping[str, Any], _control: Control) -> Answer:
         if seen is not None:
             seen.append(time.monotonic())
-        time.sleep(_SHORT_S + _LATE_S)
+        time.sleep(timeout + _LATE_S)
         return answer
 
     return script
@@ -342,7 +349,7 @@ def _drive_timeout(host: RecordingHost, args: str) -> None:
 
 
 def _drive_late(host: RecordingHost, args: str) -> None:
-    _drive_unanswered(host, args, _late(Answer.APPROVE))
+    _drive_unanswered(host, args, _late(Answer.APPROVE, host.config.approval_timeout_s))
 
 
 def _drive_queue_full(host: RecordingHost, args: str) -> None:
@@ -391,20 +398,27 @@ _ENDINGS: Final[dict[str, tuple[Callable[[RecordingHost, str], None], float]]] =
 def test_limit_exact_after(host: RecordingHost, mint: Mint, ending: str) -> None:
     """After prompts end each way, the limit's worth of prompts open and every call beyond them
     ends QUEUE_FULL, tool unused: no ending frees a slot twice, keeps one, or frees one it never
-    took."""
+    took. Where the prompts are let expire, the short approval timeout is fitted to the host's
+    round trip first: the probe after them must open the held prompts and decide the calls
+    beyond them within it."""
     host.need("start", "observe.receipts")
     drive, timeout = _ENDINGS[ending]
     secret = make_secret(mint)
-    host.reset(
-        config(
+    args = args_json({"x": ref(secret.id)})
+
+    def configured(approval_timeout_s: float) -> HostConfig:
+        return config(
             [secret],
             tools=(RECORDER, _SLOW),
             pending_limit=_LIMIT,
-            approval_timeout_s=timeout,
+            approval_timeout_s=approval_timeout_s,
             execution_timeout_s=_EXECUTION_S,
         )
-    )
-    args = args_json({"x": ref(secret.id)})
+
+    if timeout < _HOLD_S:
+        trip = prompted_round_trip(host, configured(_HOLD_S), RECORDER.name, args)
+        timeout = fitted_timeout(timeout, trip)
+    host.reset(configured(timeout))
     drive(host, args)
     calls = [_Call(RECORDER.name, args)]
     _probe(host, calls * _LIMIT, calls * _BEYOND, ending.replace("-", " "))
@@ -534,7 +548,7 @@ def test_late_answer_never_runs(host: RecordingHost, mint: Mint, kind: str) -> N
     plain = kind == "reference-free"
     args = _PLAIN if plain else args_json({"x": ref(secret.id)})
     seen: list[float] = []
-    outcome = host.invoke(RECORDER.name, args, _late(Answer.APPROVE, seen))
+    outcome = host.invoke(RECORDER.name, args, _late(Answer.APPROVE, _SHORT_S, seen))
     if not seen and plain:
         not_applicable(f"the host ended a reference-free call {outcome.disposition} unasked")
     require(bool(seen), "APPR-008", f"a secret-bearing call ended {outcome.disposition} unasked")

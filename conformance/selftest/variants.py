@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from conformance.selftest.base import Variant, line_patch
 from conformance.selftest.catalog_approval import save_keeps_stamp
-from conformance.selftest.variants_legal import LEGAL_MORE
+from conformance.selftest.variants_legal import LEGAL_MORE, NARROWED
 
 _SERVER: Final = "reference_impl.mcp_server"
 _POLICY: Final = "reference_impl._policy"
@@ -535,4 +535,4 @@ PARTLY_OBSERVED: Final[tuple[Variant, ...]] = (
 )
 
 #: Variants by name.
-BY_NAME: Final = {variant.name: variant for variant in (*VARIANTS, *PARTLY_OBSERVED)}
+BY_NAME: Final = {variant.name: variant for variant in (*VARIANTS, *PARTLY_OBSERVED, *NARROWED)}

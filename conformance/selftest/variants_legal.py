@@ -7,13 +7,20 @@ risk raised past HIGH, a JSON writer that escapes non-ASCII characters, a fracti
 ``durationMs``, a depth limit below 64 levels, and POLICY_DENIED for a lost ``secret.read``.
 :mod:`conformance.selftest.variants` serves them with its own, and
 ``tests/conformance/test_variants.py`` holds each to passing every check of its requirements.
+It also owns :data:`NARROWED`: adapters that differ from the reference driver on the wire alone
+(a protocol writer that spells messages as a map-based JSON library does, one that writes each
+message a few tenths of a second late) and a host that hands its handler the members sorted;
+``tests/conformance/test_adapter_variants.py`` runs each through the checks its difference once
+failed or left unchecked.
 A variant may change only what its ruling leaves to the host; nothing here may print a value.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import re
+import time
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -22,6 +29,7 @@ from conformance.selftest.base import Variant, line_patch
 _SERVER: Final = "reference_impl.mcp_server"
 _REG: Final = "reference_impl._registry"
 _GRAMMAR: Final = "reference_impl._grammar"
+_DRIVER: Final = "reference_impl.driver"
 
 
 def titled_choices(original: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
@@ -76,6 +84,97 @@ def depth_limited(limit: int) -> Callable[[Callable[..., Any]], Callable[..., An
         return parse_arguments
 
     return transform
+
+
+def _with_members(message: dict[str, Any]) -> dict[str, Any]:
+    """``message`` with members the protocol does not name, which the suite ignores: one in the
+    message, one in a result object, and the host's capabilities in reverse order."""
+    message = {"x-trace": {"adapter": "map-writer"}, **message}
+    result = message.get("result")
+    if isinstance(result, dict):
+        result = {**result, "x-elapsed-ms": 1}
+        host = result.get("host")
+        if isinstance(host, dict):
+            result["host"] = {**host, "capabilities": host["capabilities"][::-1], "x-build": "1"}
+        message["result"] = result
+    return message
+
+
+def map_writer(original: Callable[..., None]) -> Callable[..., None]:
+    """Write each message as a map-based JSON library would: members sorted by name, at every
+    depth (the receipts' views included), a space after each comma and colon, every ``/``
+    escaped as ``\\/``, every line ended by CR LF, and members the protocol does not name
+    beside its own."""
+    del original
+
+    def _send(self: Any, message: dict[str, Any]) -> None:
+        text = json.dumps(_with_members(dict(message)), ensure_ascii=True, sort_keys=True)
+        line = text.replace("/", "\\/") + "\r\n"
+        with self._write_lock:
+            self._out.write(line.encode("ascii"))
+            self._out.flush()
+
+    return _send
+
+
+def late_writes(seconds: float) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Write each message ``seconds`` after it was made: every reply comes late, and every
+    prompt reaches the operator that long after the host's approval countdown began, as on an
+    adapter in another runtime, or a loaded machine."""
+
+    def transform(original: Callable[..., None]) -> Callable[..., None]:
+        @functools.wraps(original)
+        def _send(self: Any, message: dict[str, Any]) -> None:
+            time.sleep(seconds)
+            original(self, message)
+
+        return _send
+
+    return transform
+
+
+class _Number(str):
+    """A JSON number kept as the text it was written with."""
+
+
+def _sorted_text(node: object) -> str:
+    """Write JSON ``node`` with every object's members sorted by name, numbers as written."""
+    if isinstance(node, dict):
+        members = sorted(node.items())
+        return "{" + ",".join(f"{json.dumps(k)}:{_sorted_text(v)}" for k, v in members) + "}"
+    if isinstance(node, list):
+        return "[" + ",".join(_sorted_text(item) for item in node) + "]"
+    if isinstance(node, _Number):
+        return str(node)
+    return json.dumps(node, ensure_ascii=False)
+
+
+def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    members = dict(pairs)
+    if len(members) != len(pairs):
+        raise ValueError("a member is repeated")
+    return members
+
+
+def members_sorted(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Write substituted arguments again with every object's members sorted by name, as a host
+    that decodes them into a map and encodes the map would; numbers keep their written text.
+    Arguments that repeat a member, or nest too deeply for the decoder, are left as
+    substituted."""
+    from reference_impl._arguments import ToolArguments
+
+    @functools.wraps(original)
+    def substitute(parsed: Any, resolved: Any) -> Any:
+        arguments = original(parsed, resolved)
+        try:
+            tree = json.loads(
+                arguments.raw, object_pairs_hook=_unique, parse_float=_Number, parse_int=_Number
+            )
+            return ToolArguments(_sorted_text(tree))
+        except (ValueError, RecursionError):
+            return arguments
+
+    return substitute
 
 
 #: The variants of this module, in the order the suite's report lists them.
@@ -187,5 +286,47 @@ LEGAL_MORE: Final[tuple[Variant, ...]] = (
         ),
         via="driver",
         differs=("FENCE-004",),
+    ),
+)
+
+#: Legal variants run through the checks their difference once failed or left unchecked rather
+#: than through every check of their requirements, which would take long: adapters that differ
+#: from the reference driver on the wire alone (how they spell a message, how late they write
+#: it), and a host that hands its handler the members sorted. Each must be judged as the
+#: reference host is, with no check failed and no requirement left unchecked for it
+#: (decisions S1.1, S1.12).
+NARROWED: Final[tuple[Variant, ...]] = (
+    Variant(
+        "driver-map-writer",
+        ("SUBST-001",),
+        "The adapter writes its messages as a map-based JSON library does: members sorted by "
+        "name at every depth, the handler's per-key view included, spaces after commas and "
+        "colons, '/' escaped, CR LF line ends, members the protocol does not name beside its "
+        "own, and its capabilities in another order. The driver protocol reads a line as JSON "
+        "and ignores unknown members, and the per-key view must hold the raw JSON's values for "
+        "every key (R4.1), not in its order.",
+        ((_DRIVER, "Driver._send", map_writer),),
+        via="driver",
+    ),
+    Variant(
+        "driver-late-writes",
+        ("APPR-009", "APPR-010", "APPR-008", "APPR-001"),
+        "Every message the adapter writes, replies and prompts alike, goes out 0.2 s after it "
+        "was made, so a prompt reaches the operator 0.2 s into the host's approval countdown: "
+        "the driver protocol bounds a request by the call timeout only, and R3.5 asks only "
+        "that an answer after the host's own timeout not run the call.",
+        ((_DRIVER, "Driver._send", late_writes(0.2)),),
+        via="driver",
+    ),
+    Variant(
+        "substitution-sorts-members",
+        ("SUBST-005", "SUBST-002"),
+        "Substituted arguments reach the handler written again with every object's members "
+        "sorted by name, as from a map, numbers as written: R4.1 keeps key order as a SHOULD "
+        "(SUBST-002), reported non-strict, and the values each reference is replaced by are "
+        "the same.",
+        ((_REG, "substitute", members_sorted),),
+        via="driver",
+        differs=("SUBST-002",),
     ),
 )
