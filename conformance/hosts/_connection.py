@@ -153,7 +153,10 @@ class Connection:
                 daemon=True,
             ),
         ]
-        for reader in self._readers:
+        # The standard error reader starts first: a host that exits at once ends the standard
+        # output reader in _crashed, which waits for the standard error reader's last lines and
+        # could otherwise find it not yet started (a race a loaded machine lost).
+        for reader in reversed(self._readers):
             reader.start()
 
     # --- failing -----------------------------------------------------------------------------
@@ -183,7 +186,7 @@ class Connection:
         if status is not None:
             # The host has exited: what it wrote last may still be in the pipe, unread.
             reader = self._readers[1]
-            if reader is not threading.current_thread():
+            if reader is not threading.current_thread() and reader.ident is not None:
                 reader.join(STDERR_SETTLE_SECONDS)
         tail = quote(
             self._redact(self._stderr_text(0)).strip()[-STDERR_TAIL_CHARS:], STDERR_TAIL_CHARS

@@ -13,6 +13,7 @@ import json
 import shlex
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Final
@@ -24,6 +25,7 @@ from conformance.canary import Detector, Guarded, issued_canaries
 from conformance.host import HandlerKind, HostConfig, ToolSpec
 from conformance.hosts.subprocess import (
     MAX_CONSECUTIVE_FAILURES,
+    HarnessError,
     HostAbandonedError,
     HostCrashedError,
     HostError,
@@ -210,3 +212,23 @@ def test_an_adapter_that_never_answers_is_given_up_in_under_ten_seconds() -> Non
 
     assert DEFAULT_START_TIMEOUT <= 8.0
     assert f"(default {DEFAULT_START_TIMEOUT:g})" in cli._parser().format_help()
+
+
+def test_host_that_exits_at_once_is_named_whatever_its_readers_start_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A host that exits at once could not be started, named by its status, even when the
+    thread reading its standard error is slow to start. Before, the standard output reader met
+    the exit first, waited for a standard error reader not yet started, and the suite blamed
+    the host's output ("cannot join thread before it is started"), as a loaded CI run did."""
+    original = threading.Thread.start
+
+    def slow_stderr_reader(thread: threading.Thread) -> None:
+        if thread.name == "secref-host-stderr":
+            time.sleep(0.5)
+        original(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", slow_stderr_reader)
+    command = shlex.join([sys.executable, "-c", "import sys; sys.exit(4)"])
+    with pytest.raises(HarnessError, match="started: the host exited with status 4"):
+        SubprocessHost(command, call_timeout=5.0, start_timeout=5.0)
