@@ -16,6 +16,7 @@ from typing import Final
 from conformance.selftest import (
     catalog_approval,
     catalog_classes,
+    catalog_dice,
     catalog_grammar,
     catalog_invariants,
     catalog_ledger,
@@ -67,6 +68,7 @@ _AREAS: Final = (
     catalog_wire.MUTANTS,
     catalog_returns.MUTANTS,
     catalog_time.MUTANTS,
+    catalog_dice.MUTANTS,
 )
 
 #: The catalog's order, by name: the first mutants, then the grammar and message mutants, the
@@ -334,6 +336,12 @@ ORDER: Final[tuple[str, ...]] = (
     "fence-reads-tool-rule-first",
     "kill-empties-queue",
     "control-restarts-countdown",
+    "json-escape-line-separators",
+    "json-escape-space-separators",
+    "ids-rfc-version-variant-only",
+    "json-escape-keeps-u-escapes",
+    "form-c-astral-planes-folded",
+    "ids-matched-by-first-group",
 )
 
 

@@ -17,18 +17,20 @@ from typing import Final
 
 import pytest
 
-from tests.conformance.mutant_classes import only_new_checks_catch, patches_apply_and_undo
+from tests.conformance.mutant_classes import (
+    LATER_CHECKS,
+    only_new_checks_catch,
+    patches_apply_and_undo,
+)
 from tests.conformance.suite_runs import run_suite
 
 #: The check module written for these mutants.
 MODULE: Final = "conformance.checks.test_queue_moments"
 
-#: The model check finds these mutants too since its world holds every moment and output
-#: class (docs/conformance.md, "The model check"), and so do some checks written after these
-#: (the role, text, wire and time modules): they are left out of the older checks here.
-_MODEL: Final = (
-    "test_model or test_roles_hunt or test_text_hunt or test_wire_hunt or test_time_hunt"
-)
+#: The model check and the checks written after these find some of these mutants too
+#: (:data:`~tests.conformance.mutant_classes.LATER_CHECKS`): they are left out of the older
+#: checks here.
+_MODEL: Final = LATER_CHECKS
 
 #: (mutant, the ``-k`` expression choosing the check of the module that catches it).
 CASES: Final = (

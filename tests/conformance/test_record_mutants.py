@@ -17,7 +17,11 @@ from typing import Final
 
 import pytest
 
-from tests.conformance.mutant_classes import only_new_checks_catch, patches_apply_and_undo
+from tests.conformance.mutant_classes import (
+    LATER_CHECKS,
+    only_new_checks_catch,
+    patches_apply_and_undo,
+)
 from tests.conformance.suite_runs import run_suite
 
 _MESSAGES: Final = "conformance.checks.test_message_lists"
@@ -52,16 +56,15 @@ MODULES: Final = tuple(dict.fromkeys(module for _, module, _ in CASES))
 #: timed-out call, so they are left out to keep the runs short (GRAM-011's older checks are
 #: those vectors, and its run keeps them). The checks of the moments around a full queue read
 #: the AI-provider refusal's words too: they are not older checks.
-#: The model check finds these mutants too since its world holds every moment and output
-#: class (docs/conformance.md, "The model check"), and so do some checks written after these
-#: (the role, text and wire modules): they are left out of the older checks here.
-_LATER: Final = "test_model or test_roles_hunt or test_text_hunt or test_wire_hunt"
-_LEFT_OUT: Final = f"test_grammar or test_queue_moments or {_LATER}"
+#: The model check and the checks written after these find some of these mutants too
+#: (:data:`~tests.conformance.mutant_classes.LATER_CHECKS`): they are left out of the older
+#: checks here.
+_LEFT_OUT: Final = f"test_grammar or test_queue_moments or {LATER_CHECKS}"
 
 
 def _left_out(older: str) -> str:
     """Return the ``-k`` expression of the older checks a run of ``older`` leaves out."""
-    return f"test_queue_moments or {_LATER}" if older == "GRAM-011" else _LEFT_OUT
+    return f"test_queue_moments or {LATER_CHECKS}" if older == "GRAM-011" else _LEFT_OUT
 
 
 @pytest.mark.parametrize(("mutant", "module", "older"), CASES, ids=[case[0] for case in CASES])
