@@ -259,6 +259,7 @@ def _check_lines(data: bytes, killed: set[str]) -> dict[str, int]:
     last = lines.pop()
     sequences: dict[str, list[int]] = defaultdict(list)
     torn: dict[str, list[int]] = defaultdict(list)
+    cut_in_id = 0
     for line in [*lines, last] if last else lines:
         # No line holds the start of two records: nothing is glued or interleaved.
         assert line.count(RECORD_START) == 1, "a line holds more or less than one record start"
@@ -272,7 +273,16 @@ def _check_lines(data: bytes, killed: set[str]) -> dict[str, int]:
             sequences[name].append(int(sequence))
             continue
         # A torn line is the start of one record, cut short where its writer was killed.
-        ident = line[len(RECORD_START) :].split(b'"', 1)[0].decode("ascii")
+        ident_bytes, quote, _ = line[len(RECORD_START) :].partition(b'"')
+        ident = ident_bytes.decode("ascii")
+        if not quote:
+            # Cut inside its own id (a kill that landed a few bytes into the record): its writer
+            # is a killed one whose ids begin so, but which one the line cannot say.
+            assert any(
+                f"{name}-".startswith(ident) or ident.startswith(f"{name}-") for name in killed
+            ), "a line is torn although its writer was never killed"
+            cut_in_id += 1
+            continue
         name, _, sequence = ident.rpartition("-")
         assert name in killed, "a line is torn although its writer was never killed"
         torn[name].append(int(sequence) if sequence.isdigit() else -1)
@@ -285,8 +295,10 @@ def _check_lines(data: bytes, killed: set[str]) -> dict[str, int]:
         assert len(numbers) == 1, "a writer left more than one torn line"
         whole = sequences.get(name, [])
         assert numbers[0] in (-1, len(whole)), "a torn line is not its writer's last record"
+    # Each line cut inside its id is the last of a killed writer that left no other torn line.
+    assert cut_in_id <= len(killed - set(torn)), "more torn lines than killed writers"
     records = sum(len(numbers) for numbers in sequences.values())
-    torn_lines = sum(len(numbers) for numbers in torn.values())
+    torn_lines = sum(len(numbers) for numbers in torn.values()) + cut_in_id
     return {
         "calls": records + torn_lines,
         "records read": records,
@@ -320,6 +332,20 @@ def test_crash_loop_loses_no_record(tmp_path: Path) -> None:
     assert counts["records lost"] == 0
     assert len(contents.records) == counts["records read"]
     assert len(contents.problems) == counts["torn lines"]
+
+
+@pytest.mark.req("LEDG-010")
+@pytest.mark.parametrize("cut", [0, 1, 3])
+def test_a_line_cut_inside_its_id_is_a_killed_writers_last(cut: int) -> None:
+    """A kill that lands a few bytes into a record leaves a line whose id is cut: it counts as
+    the torn last line of a killed writer, never as one of a writer that was not killed (a
+    loaded CI run met one with nothing after the record's start)."""
+    whole = RECORD_START + b'w0-0","sanitizedArgs":"xx","durationMs":2}'
+    cut_line = RECORD_START + b"w12-0"[:cut]
+    counts = _check_lines(whole + b"\n" + cut_line, {"w12"})
+    assert counts["torn lines"] == 1
+    with pytest.raises(AssertionError, match="more torn lines than killed writers"):
+        _check_lines(whole + b"\n" + cut_line + b"\n" + cut_line, {"w12"})
 
 
 @pytest.mark.req("LEDG-013")
