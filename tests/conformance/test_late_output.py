@@ -10,6 +10,7 @@ sweep reads it (``broken_hosts/late_stderr.py``). No test prints a value.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import time
@@ -208,7 +209,12 @@ def test_a_cut_printed_surface_is_not_searched() -> None:
 def test_connection_marks_the_printed_surface_cut_and_spools_every_byte() -> None:
     """Past the per-check bound, ``printed`` is cut and says so; the spool keeps it all."""
     total = PRINTED_LIMIT_BYTES + 65536
-    script = f"import sys; sys.stderr.buffer.write(b'q' * {total}); sys.stderr.flush()"
+    # The host writes once told to, after the check's mark: a host that wrote at once could be
+    # read whole before the mark, leaving nothing after it to cut.
+    script = (
+        "import sys; sys.stdin.readline(); "
+        f"sys.stderr.buffer.write(b'q' * {total}); sys.stderr.flush()"
+    )
     spool = Spool()
     connection = Connection(
         [sys.executable, "-c", script],
@@ -221,6 +227,8 @@ def test_connection_marks_the_printed_surface_cut_and_spools_every_byte() -> Non
     )
     try:
         connection.mark_printed()
+        assert connection.process.stdin is not None
+        os.write(connection.process.stdin.fileno(), b"go\n")
         deadline = time.monotonic() + 20
         # The reader writes each chunk to the spool before it trims the printed surface, so
         # both are waited for: the spool alone can be whole a moment before the cut is marked.
