@@ -21,6 +21,7 @@ from typing import Any, Final
 import pytest
 
 from conformance.canary import (
+    FORM_REQUIREMENTS,
     SURFACE_CAPABILITIES,
     CallRecord,
     Detector,
@@ -28,6 +29,7 @@ from conformance.canary import (
     Mint,
     Sweep,
     guarded_values,
+    required_forms,
     visible_surfaces,
 )
 from conformance.host import (
@@ -47,7 +49,7 @@ from conformance.host import (
     ToolSpec,
 )
 from conformance.hosts.wire import config_to_wire, configure_needs
-from conformance.outcomes import accept, require, should, unchecked
+from conformance.outcomes import accept, fail, require, should, unchecked
 from conformance.via import DRIVER, PATHS
 
 #: The capability a host announces when it is the reference implementation itself; checks of
@@ -91,6 +93,13 @@ def ids_out_of_order(count: int) -> tuple[str, ...]:
     while len(ids) < count:
         ids.add(new_id())
     return tuple(sorted(ids, reverse=True))
+
+
+def canary_holding(mint: Mint, role: str, characters: str) -> str:
+    """Return a fresh canary's letters around ``characters``: a value the leak detector knows,
+    holding characters no draw would give it."""
+    core = mint.canary(Kind.PLAIN, role).value
+    return core[:6] + characters + core[6:]
 
 
 def make_secret(
@@ -304,11 +313,10 @@ def judge_free_call_after_broad_answer(answer: Answer, free_prompted: bool, what
     )
 
 
-def require_lost_read_refused(host: RecordingHost, outcome: CallResult, what: str) -> None:
-    """Require an approved call whose user lost ``secret.read`` while its prompt was open to be
-    refused (decisions R3.4): never run, as SECRET_FORBIDDEN or POLICY_DENIED (FENCE-003), the
-    first being the SHOULD (FENCE-004). ``what`` names the call in the details."""
-    require(outcome.is_error, "FENCE-003", f"{what} ran")
+def require_lost_read_refusal(outcome: CallResult, what: str) -> None:
+    """Require the disposition of an approved call whose user lost ``secret.read`` while its
+    prompt was open (decisions R3.4): SECRET_FORBIDDEN or POLICY_DENIED (FENCE-003), the first
+    being the SHOULD (FENCE-004). ``what`` names the call in the details."""
     require(
         outcome.disposition in ("SECRET_FORBIDDEN", "POLICY_DENIED"),
         "FENCE-003",
@@ -319,7 +327,70 @@ def require_lost_read_refused(host: RecordingHost, outcome: CallResult, what: st
         "FENCE-004",
         f"{what} was refused as {outcome.disposition}, not SECRET_FORBIDDEN",
     )
+
+
+def require_lost_read_refused(host: RecordingHost, outcome: CallResult, what: str) -> None:
+    """Require an approved call whose user lost ``secret.read`` while its prompt was open to be
+    refused, as :func:`require_lost_read_refusal` says, and never run. ``what`` names the call
+    in the details."""
+    require(outcome.is_error, "FENCE-003", f"{what} ran")
+    require_lost_read_refusal(outcome, what)
     require(host.observe().receipts == (), "FENCE-003", f"the tool ran for {what}")
+
+
+def require_every_form_scrubbed(host: RecordingHost, secret: SecretSpec, held: str) -> None:
+    """Reset ``host`` with ``secret`` and tools returning each form (decisions R5.2) of its
+    password and its notes alone, and all of them together; require every result scrubbed of
+    every form (SCRUB-003 to SCRUB-006, SCRUB-009) and holding a placeholder (SCRUB-010).
+
+    ``held`` says what the values hold, for the details, which name forms and fields, never a
+    value. A call the host refuses leaves the forms unchecked.
+    """
+    values = {"password": secret.password, "notes": secret.notes}
+    forms = {field: required_forms(value) for field, value in values.items()}
+    texts = {
+        f"{field}-{name}": f"head {form} tail"
+        for field, named in forms.items()
+        for name, form in named.items()
+    }
+    texts["together"] = "\n".join(
+        f"{field} {name}: {form} ."
+        for field, named in forms.items()
+        for name, form in named.items()
+    )
+    tools = {
+        label: tool(f"static-{label}", HandlerKind.STATIC, text=text)
+        for label, text in texts.items()
+    }
+    host.reset(config([secret], tools=tuple(tools.values())))
+    args = args_json({"p": ref(secret.id), "n": ref(secret.id, "notes")})
+    for label, static in tools.items():
+        outcome = host.invoke(static.name, args)
+        if outcome.is_error:
+            unchecked(
+                tuple(FORM_REQUIREMENTS.values()),
+                f"the call returning {label} ended {outcome.disposition}: no result to judge",
+            )
+            continue
+        survived = sorted(
+            (field, name)
+            for field, named in forms.items()
+            for name, form in named.items()
+            if form in outcome.text
+        )
+        if survived:
+            fail(
+                (*dict.fromkeys(FORM_REQUIREMENTS[name] for _, name in survived), "SCRUB-009"),
+                f"in the result holding {label}, form(s) "
+                + ", ".join(f"{name} of the {field}" for field, name in survived)
+                + f" of a value {held} survived scrubbing",
+            )
+        require(
+            placeholder(secret.id) in outcome.text
+            or placeholder(secret.id, "notes") in outcome.text,
+            "SCRUB-010",
+            f"the result holding {label} came back without a placeholder",
+        )
 
 
 def require_record_says_how_it_ended(

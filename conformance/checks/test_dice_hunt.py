@@ -24,20 +24,21 @@ from typing import Final
 
 import pytest
 
-from conformance.canary import CHARACTER_CLASSES, FORM_REQUIREMENTS, Kind, Mint, required_forms
-from conformance.host import HandlerKind, SecretSpec
-from conformance.outcomes import fail, require, unchecked
+from conformance.canary import CHARACTER_CLASSES, Mint
+from conformance.host import SecretSpec
+from conformance.outcomes import require
 from conformance.scenario import (
     ECHO,
     RECORDER,
     RecordingHost,
     args_json,
+    canary_holding,
     config,
     make_secret,
     new_id,
     placeholder,
     ref,
-    tool,
+    require_every_form_scrubbed,
 )
 
 # --- every character a canary may draw ----------------------------------------------------------
@@ -61,64 +62,15 @@ LOOKALIKES: Final = '\\u00e9\\u0041 \\n\\t\\r\\b\\f \\"\\/\\\\ %41%2B%25 %u00e9 
 EVERY_DRAWN: Final = "".join(CHARACTER_CLASSES.values()) + NEIGHBOURS + LOOKALIKES
 
 
-def _holding(mint: Mint, role: str, characters: str) -> str:
-    """A value of a fresh canary's letters around ``characters``."""
-    core = mint.canary(Kind.PLAIN, role).value
-    return core[:6] + characters + core[6:]
-
-
 @pytest.mark.req("SCRUB-003", "SCRUB-004", "SCRUB-005", "SCRUB-006", "SCRUB-009", "SCRUB-010")
 def test_every_drawn_character_scrubbed_in_every_form(host: RecordingHost, mint: Mint) -> None:
     """A password holding every character a canary may draw, and notes holding them in the
     reverse order, are scrubbed in each of their forms, each alone in a result and all of them
     together."""
-    password = _holding(mint, "every-drawn", EVERY_DRAWN)
-    notes = _holding(mint, "every-drawn-notes", EVERY_DRAWN[::-1])
+    password = canary_holding(mint, "every-drawn", EVERY_DRAWN)
+    notes = canary_holding(mint, "every-drawn-notes", EVERY_DRAWN[::-1])
     secret = SecretSpec(new_id(), "drawn.example", "user-drawn", password, notes)
-    values = {"password": password, "notes": notes}
-    texts = {
-        f"{field}-{name}": f"head {form} tail"
-        for field, value in values.items()
-        for name, form in required_forms(value).items()
-    }
-    texts["together"] = "\n".join(
-        f"{field} {name}: {form} ."
-        for field, value in values.items()
-        for name, form in required_forms(value).items()
-    )
-    tools = {
-        label: tool(f"static-{label}", HandlerKind.STATIC, text=text)
-        for label, text in texts.items()
-    }
-    host.reset(config([secret], tools=tuple(tools.values())))
-    args = args_json({"p": ref(secret.id), "n": ref(secret.id, "notes")})
-    for label, static in tools.items():
-        outcome = host.invoke(static.name, args)
-        if outcome.is_error:
-            unchecked(
-                tuple(FORM_REQUIREMENTS.values()),
-                f"the call returning {label} ended {outcome.disposition}: no result to judge",
-            )
-            continue
-        survived = sorted(
-            (field, name)
-            for field, value in values.items()
-            for name, form in required_forms(value).items()
-            if form in outcome.text
-        )
-        if survived:
-            fail(
-                (*dict.fromkeys(FORM_REQUIREMENTS[name] for _, name in survived), "SCRUB-009"),
-                f"in the result holding {label}, form(s) "
-                + ", ".join(f"{name} of the {field}" for field, name in survived)
-                + " of a value holding every character a canary may draw survived scrubbing",
-            )
-        require(
-            placeholder(secret.id) in outcome.text
-            or placeholder(secret.id, "notes") in outcome.text,
-            "SCRUB-010",
-            f"the result holding {label} came back without a placeholder",
-        )
+    require_every_form_scrubbed(host, secret, "holding every character a canary may draw")
 
 
 # --- every hex digit in every place of an id ----------------------------------------------------

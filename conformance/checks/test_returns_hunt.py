@@ -22,18 +22,19 @@ from typing import Final
 
 import pytest
 
-from conformance.canary import FORM_REQUIREMENTS, Kind, Mint, required_forms
+from conformance.canary import Mint
 from conformance.host import Answer, HandlerKind, SecretSpec
-from conformance.outcomes import fail, require, unchecked
+from conformance.outcomes import require
 from conformance.scenario import (
     RECORDER,
     RecordingHost,
     answering,
+    canary_holding,
     config,
     make_secret,
     new_id,
-    placeholder,
     ref,
+    require_every_form_scrubbed,
     tool,
 )
 
@@ -43,61 +44,14 @@ from conformance.scenario import (
 CONTROLS: Final = "".join(chr(code) for code in range(0x20)) + "\x7f"
 
 
-def _control_value(mint: Mint, role: str) -> str:
-    """A value of a fresh canary's letters around every control character."""
-    core = mint.canary(Kind.PLAIN, role).value
-    return core[:6] + CONTROLS + core[6:]
-
-
 @pytest.mark.req("SCRUB-003", "SCRUB-004", "SCRUB-005", "SCRUB-006", "SCRUB-009", "SCRUB-010")
 def test_every_control_character_scrubbed_in_every_form(host: RecordingHost, mint: Mint) -> None:
     """A password and a note that hold every control character, U+0000 included, are scrubbed
     in each of their forms, each alone in a result and all of them together."""
-    password, notes = _control_value(mint, "controls"), _control_value(mint, "control-notes")
+    password = canary_holding(mint, "controls", CONTROLS)
+    notes = canary_holding(mint, "control-notes", CONTROLS)
     secret = SecretSpec(new_id(), "controls.example", "user-controls", password, notes)
-    values = {"password": password, "notes": notes}
-    texts = {
-        f"{field}-{name}": f"head {form} tail"
-        for field, value in values.items()
-        for name, form in required_forms(value).items()
-    }
-    texts["together"] = "\n".join(
-        f"{field} {name}: {form} ."
-        for field, value in values.items()
-        for name, form in required_forms(value).items()
-    )
-    tools = {
-        label: tool(f"static-{label}", HandlerKind.STATIC, text=t) for label, t in texts.items()
-    }
-    host.reset(config([secret], tools=tuple(tools.values())))
-    args = '{"p":"' + ref(secret.id) + '","n":"' + ref(secret.id, "notes") + '"}'
-    for label, static in tools.items():
-        outcome = host.invoke(static.name, args)
-        if outcome.is_error:
-            unchecked(
-                ("SCRUB-003", "SCRUB-004", "SCRUB-005", "SCRUB-006"),
-                f"the call returning {label} ended {outcome.disposition}: no result to judge",
-            )
-            continue
-        survived = sorted(
-            (field, name)
-            for field, value in values.items()
-            for name, form in required_forms(value).items()
-            if form in outcome.text
-        )
-        if survived:
-            fail(
-                (*dict.fromkeys(FORM_REQUIREMENTS[name] for _, name in survived), "SCRUB-009"),
-                f"in the result holding {label}, form(s) "
-                + ", ".join(f"{name} of the {field}" for field, name in survived)
-                + " of a value with every control character survived scrubbing",
-            )
-        require(
-            placeholder(secret.id) in outcome.text
-            or placeholder(secret.id, "notes") in outcome.text,
-            "SCRUB-010",
-            f"the result holding {label} came back without a placeholder",
-        )
+    require_every_form_scrubbed(host, secret, "with every control character")
 
 
 # --- numbers no JSON reader accepts -------------------------------------------------------------

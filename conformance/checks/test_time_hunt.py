@@ -30,7 +30,7 @@ import pytest
 
 from conformance.canary import Mint
 from conformance.host import Answer, CallResult, Control, HandlerKind, PendingCall, Receipt
-from conformance.outcomes import fail, not_applicable, require, should
+from conformance.outcomes import fail, not_applicable, require
 from conformance.scenario import (
     PROVIDER,
     RECORDER,
@@ -41,6 +41,7 @@ from conformance.scenario import (
     config,
     make_secret,
     ref,
+    require_lost_read_refusal,
     tool,
 )
 
@@ -157,16 +158,7 @@ def test_change_binds_the_prompt_it_met(host: RecordingHost, mint: Mint, change:
         second.result(WAIT_SECONDS)
     what = f"a call whose prompt met {change}, answered while a later call's prompt was open,"
     if requirement == "FENCE-003":
-        require(
-            outcome.disposition in ("SECRET_FORBIDDEN", "POLICY_DENIED"),
-            "FENCE-003",
-            f"{what} ended {outcome.disposition}",
-        )
-        should(
-            outcome.disposition == "SECRET_FORBIDDEN",
-            "FENCE-004",
-            f"{what} was refused as {outcome.disposition}, not SECRET_FORBIDDEN",
-        )
+        require_lost_read_refusal(outcome, what)
     else:
         require(
             outcome.disposition == "POLICY_DENIED",

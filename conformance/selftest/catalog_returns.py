@@ -20,22 +20,12 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
+from conformance.canary import SHORT_ESCAPES
 from conformance.selftest.base import Mutant, line_patch
 
 _GRAMMAR: Final = "reference_impl._grammar"
 _REG: Final = "reference_impl._registry"
 _SCRUB: Final = "reference_impl._scrub"
-
-#: Form b's short escapes (decisions R5.2b), as a hand-written table has them.
-_SHORT: Final = {
-    '"': '\\"',
-    "\\": "\\\\",
-    "\b": "\\b",
-    "\f": "\\f",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-}
 
 
 def _nul_kept(_original: Any) -> Callable[[str], str]:
@@ -44,8 +34,8 @@ def _nul_kept(_original: Any) -> Callable[[str], str]:
     def json_escape(value: str) -> str:
         out = []
         for char in value:
-            if char in _SHORT:
-                out.append(_SHORT[char])
+            if char in SHORT_ESCAPES:
+                out.append(SHORT_ESCAPES[char])
             elif "\x00" < char < " " or "\ud800" <= char <= "\udfff":
                 out.append(f"\\u{ord(char):04x}")
             else:

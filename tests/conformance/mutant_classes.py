@@ -79,6 +79,26 @@ def only_new_checks_catch(
 _CAUGHT = ("fail", "error")
 
 
+def runs_that_catch(
+    tmp_path: Path, mutant: str, module: str, selection: str, requirement: str, runs: int
+) -> int:
+    """Run the checks of ``module`` that ``selection`` (a ``-k`` expression) chooses against
+    ``mutant`` ``runs`` times, each with fresh canaries and ids, and return how many runs failed
+    naming ``requirement``: a check that catches by design catches in every one."""
+    caught = 0
+    for run_number in range(runs):
+        run = run_suite(
+            tmp_path / f"run-{run_number}",
+            "--host",
+            f"mutant:{mutant}",
+            "-k",
+            selection,
+            target=["--pyargs", module],
+        )
+        caught += run.status != 0 and requirement in run.failed_requirements()
+    return caught
+
+
 def patches_apply_and_undo(names: Iterable[str]) -> None:
     """Each named mutant's patches replace what they name while it is applied (a one-line
     patch's line is still in its function) and are undone after it."""

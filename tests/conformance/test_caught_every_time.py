@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conformance.mutant_classes import runs_that_catch
 from tests.conformance.suite_runs import run_suite
 
 #: How many times each check runs against its mutant.
@@ -69,17 +70,7 @@ def test_mutant_caught_on_every_run(
     tmp_path: Path, mutant: str, module: str, selection: str, requirement: str
 ) -> None:
     """Each of ``RUNS`` runs of the check against the mutant fails naming its requirement."""
-    caught = 0
-    for run_number in range(RUNS):
-        run = run_suite(
-            tmp_path / f"run-{run_number}",
-            "--host",
-            f"mutant:{mutant}",
-            "-k",
-            selection,
-            target=["--pyargs", module],
-        )
-        caught += run.status != 0 and requirement in run.failed_requirements()
+    caught = runs_that_catch(tmp_path, mutant, module, selection, requirement, RUNS)
     assert caught == RUNS, f"{mutant} was caught in {caught} of {RUNS} runs"
 
 

@@ -24,8 +24,11 @@ from typing import Final
 import pytest
 
 from conformance.selftest.catalog_dice import MUTANTS
-from tests.conformance.mutant_classes import only_new_checks_catch, patches_apply_and_undo
-from tests.conformance.suite_runs import run_suite
+from tests.conformance.mutant_classes import (
+    only_new_checks_catch,
+    patches_apply_and_undo,
+    runs_that_catch,
+)
 
 _MODULE: Final = "conformance.checks.test_dice_hunt"
 
@@ -56,17 +59,14 @@ _LEFT_OUT: Final = "classes or test_thousands_of_one_form or test_each_form_alon
 @pytest.mark.parametrize("mutant", DRAWN)
 def test_form_b_mutant_caught_on_every_run(tmp_path: Path, mutant: str) -> None:
     """Each of ``RUNS`` runs of the new check against the mutant fails naming SCRUB-004."""
-    caught = 0
-    for run_number in range(RUNS):
-        run = run_suite(
-            tmp_path / f"run-{run_number}",
-            "--host",
-            f"mutant:{mutant}",
-            "-k",
-            "test_every_drawn_character_scrubbed_in_every_form",
-            target=["--pyargs", _MODULE],
-        )
-        caught += run.status != 0 and "SCRUB-004" in run.failed_requirements()
+    caught = runs_that_catch(
+        tmp_path,
+        mutant,
+        _MODULE,
+        "test_every_drawn_character_scrubbed_in_every_form",
+        "SCRUB-004",
+        RUNS,
+    )
     assert caught == RUNS, f"{mutant} was caught in {caught} of {RUNS} runs"
 
 
