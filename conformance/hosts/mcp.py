@@ -416,12 +416,32 @@ class McpHost:
             return types.ElicitResult.model_validate(dict(call.reply))
         answer = await anyio.to_thread.run_sync(self._operator_answer, call.tool, operator)
         if answer is Answer.NONE:
-            await anyio.to_thread.run_sync(unanswered.done.wait, self._call_limit())
+            await anyio.to_thread.run_sync(self._wait_for_twins, call, unanswered)
             return types.ElicitResult(action="cancel")
         content = elicit_content(payload.get("requestedSchema", {}), answer)
         if content is None:
             return types.ElicitResult(action="decline")
         return types.ElicitResult(action="accept", content=content)
+
+    def _wait_for_twins(self, call: McpCall, unanswered: _Unanswered) -> None:
+        """Hold an unanswered elicitation until its call has ended, and every call in flight
+        that sent the same tool and arguments too, each within the call limit.
+
+        An elicitation names no call: among calls that sent the same tool and arguments it was
+        given to the oldest not yet asked, which need not be the one the host asks about. A
+        cancel sent when that call ended could reach a twin's prompt still open, and the host
+        would end the twin DENIED (decisions R9.6), where no answer was the operator's script
+        (a CI run met it when the twins' prompts opened a few milliseconds apart).
+        """
+        deadline = time.monotonic() + self._call_limit()
+        with self._lock:
+            twins = [
+                twin
+                for other, _operator, twin in self._in_flight
+                if other.tool == call.tool and other.arguments == call.arguments
+            ]
+        for waited in (unanswered, *twins):
+            waited.done.wait(max(0.0, deadline - time.monotonic()))
 
     def _asking(
         self, waiting: list[tuple[McpCall, OperatorScript | None, _Unanswered]]
