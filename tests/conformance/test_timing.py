@@ -36,7 +36,12 @@ CLOCKS: dict[str, Callable[[], float]] = {
 @pytest.mark.parametrize("clock", list(CLOCKS))
 def test_linear_work_is_under_the_bound_and_quadratic_over_it(clock: str) -> None:
     small, large = "x" * 2_000, "x" * 20_000
-    assert growth_ratio(linear, small, large, BOUND, clock=CLOCKS[clock]) < BOUND
+    # Linear work must read under the bound in one of three measurements too: on the wall
+    # clock, four test workers beside the other jobs on two cores once read 30.2.
+    linear_readings = (
+        growth_ratio(linear, small, large, BOUND, clock=CLOCKS[clock]) for _ in range(3)
+    )
+    assert any(ratio < BOUND for ratio in linear_readings)
     # growth_ratio keeps the lowest ratio and stops at the first under the bound, so that load
     # never fails linear work; the price is that one measurement whose small run was slowed
     # throughout reads quadratic work low (24.8 for a usual 82 to 86, once, on the wall clock
