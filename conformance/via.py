@@ -91,3 +91,12 @@ def mcp_call(tool_name: str, arguments: dict[str, Any], **changes: Any) -> Any:
 def elicitations(call: Any) -> list[dict[str, Any]]:
     """Return the elicitation requests the host sent during ``call``, in order."""
     return [payload for kind, payload in call.messages if kind == "elicitation"]
+
+
+def final_message(call: Any) -> tuple[str, dict[str, Any]]:
+    """Return how an MCP call ended: ``("result", result)``, ``("error", error)`` or
+    ``("none", {})`` when the server sent neither."""
+    for kind, payload in reversed(call.messages):
+        if kind in ("result", "error"):
+            return kind, payload
+    return "none", {}

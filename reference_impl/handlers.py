@@ -35,7 +35,7 @@ HANDLER_KINDS: Final = (
 )
 
 
-def rich_result(values: list[str], pad: int = 0) -> ToolResult:
+def rich_result(values: list[str], pad: int = 0, members: bool = False) -> ToolResult:
     """Return the ``rich`` handler's result: every form of every value on every MCP surface.
 
     Its text is every form, one a line; its ``rich`` tree, which the MCP layer sends, holds text
@@ -43,7 +43,9 @@ def rich_result(values: list[str], pad: int = 0) -> ToolResult:
     strings and member names of ``structuredContent`` at depth, the result's ``_meta``, progress
     and log messages, and an embedded blob holding base64 of each value (for the hardening
     table, since base64 is outside the scrub contract). ``pad`` filler characters go with each
-    text item, so that the items together can pass the cap (decisions R9.4).
+    text item, so that the items together can pass the cap (decisions R9.4). With ``members``
+    the forms also go where the MCP schema puts no text a client shows (see
+    :func:`further_members`).
     """
     forms = [form for value in values for form in every_form(value)]
     joined = "\n".join(forms)
@@ -83,7 +85,53 @@ def rich_result(values: list[str], pad: int = 0) -> ToolResult:
         "progress": forms,
         "log": forms,
     }
+    if members:
+        further_members(envelope, forms, first)
     return ToolResult(joined, rich=envelope)
+
+
+#: The ``_meta`` key under which the ``rich`` handler's further members hold its forms.
+FORMS_KEY: Final = "io.secref/forms"
+
+#: A member the MCP schema does not define, which the ``rich`` handler adds to each item.
+UNDEFINED_MEMBER: Final = "io.secref/undefined"
+
+
+def further_members(envelope: dict[str, Any], forms: list[str], first: str) -> None:
+    """Put the forms where the MCP schema holds no text a client shows (decisions R9.3, v1.2).
+
+    Each content item gets a ``_meta`` holding every form, ``annotations`` whose
+    ``lastModified`` is the first value, and a member the schema does not define; an embedded
+    resource gets the first value in its ``uri`` (percent-encoded), in its ``mimeType`` and in
+    its own ``_meta``; a resource link gets it in its ``mimeType``. The envelope's
+    ``notifications`` ask the MCP layer to send, during the call, a resource-updated
+    notification whose ``uri`` holds the value, a resource list-changed notification whose
+    ``_meta`` holds every form, and a progress notification under a token the client never
+    gave.
+    """
+    quoted = urllib.parse.quote(first, safe="")
+    for item in envelope["content"]:
+        item["_meta"] = {FORMS_KEY: forms}
+        item["annotations"] = {"audience": ["assistant"], "priority": 1, "lastModified": first}
+        item[UNDEFINED_MEMBER] = first
+        resource = item.get("resource")
+        if isinstance(resource, dict):
+            resource["uri"] = f"{resource['uri']}?key={quoted}"
+            resource["mimeType"] = f"{resource.get('mimeType', 'text/plain')}; name={first}"
+            resource["_meta"] = {FORMS_KEY: forms}
+        if item["type"] == "resource_link":
+            item["mimeType"] = "text/plain; name=" + first
+    envelope["notifications"] = [
+        {
+            "method": "notifications/resources/updated",
+            "params": {"uri": "secref://rich/updated?key=" + quoted},
+        },
+        {"method": "notifications/resources/list_changed", "params": {"_meta": {FORMS_KEY: forms}}},
+        {
+            "method": "notifications/progress",
+            "params": {"progressToken": "io.secref/unasked", "progress": 1, "message": first},
+        },
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,8 +210,8 @@ def make_handler(
         kind: One of :data:`HANDLER_KINDS`.
         tool: The tool's name, for receipts.
         receipts: Where each call's receipt goes.
-        options: ``text`` for static; ``seconds`` for timeout; ``cut`` for overcap; ``pad`` for
-            rich.
+        options: ``text`` for static; ``seconds`` for timeout; ``cut`` for overcap; ``pad`` and
+            ``members`` for rich.
 
     Returns:
         The handler.
@@ -203,7 +251,7 @@ def make_handler(
             head = "x" * max(0, cut - len(first) // 2)
             return head + first + "y" * 1_000
         if kind == "rich":
-            return rich_result(values, int(settings.get("pad", 0)))
+            return rich_result(values, int(settings.get("pad", 0)), settings.get("members") is True)
         if kind == "static":
             return str(settings.get("text", ""))
         return "ok"

@@ -5,13 +5,15 @@ This module owns the MCP wire of the reference host: it lists the governed tools
 re-serialized ``params.arguments`` as the argument text), asks the operator through
 ``elicitation/create`` when the client declared elicitation, and turns the scrubbed, capped
 result into an MCP result. A handler's rich result (the ``rich`` handler's) has its content
-items, ``structuredContent``, ``_meta`` and the progress and log messages it asks for sent as
-MCP surfaces, every string and member name of it scrubbed by the registry, and its text items
-capped together. A call that needs approval from a client that did not declare elicitation,
-with no terminal to fall back on, is refused as denied without asking anyone, and its ledger
-record says no operator was asked. It imports ``mcp``, so it is imported only when the MCP wire
-is used; the host's core never imports it. It must never put a value in any message it sends,
-never elicit from a client that did not declare elicitation, and never approve silently.
+items, ``structuredContent``, ``_meta`` and the progress, log and other notifications it asks
+for sent as MCP surfaces, every string and member name of it scrubbed by the registry, and its
+text items capped together; with result scrubbing off, only the result and its own progress go
+out as the handler wrote them. A call that needs approval from a client that did not declare
+elicitation, with no terminal to fall back on, is refused as denied without asking anyone, and
+its ledger record says no operator was asked. It imports ``mcp``, so it is imported only when
+the MCP wire is used; the host's core never imports it. It must never put a value in any message
+it sends, never elicit from a client that did not declare elicitation, and never approve
+silently.
 """
 
 from __future__ import annotations
@@ -209,6 +211,7 @@ class Rendered:
     result: dict[str, Any]
     progress: tuple[str, ...] = ()
     log: tuple[str, ...] = ()
+    notifications: tuple[types.ServerNotification, ...] = ()
 
 
 def cap_items(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -274,7 +277,34 @@ def render(outcome: Outcome, scrubbing: bool) -> Rendered:
     log: tuple[str, ...] = tuple(str(item) for item in rich.get("log", ()))
     if log and not scrubbing:
         log = (LOG_WITHHELD,)
-    return Rendered(result, progress, log)
+    # Outside the result nothing may hold a value, scrubbing on or off (decisions R9.3, v1.2).
+    notifications = further_notifications(rich.get("notifications", ())) if scrubbing else ()
+    return Rendered(result, progress, log, notifications)
+
+
+#: The notifications a rich result may ask the MCP layer to send during its call.
+NOTIFICATION_TYPES: Final[Mapping[str, Any]] = {
+    "notifications/resources/updated": types.ResourceUpdatedNotification,
+    "notifications/resources/list_changed": types.ResourceListChangedNotification,
+    "notifications/progress": types.ProgressNotification,
+}
+
+
+def further_notifications(asked: object) -> tuple[types.ServerNotification, ...]:
+    """Return the notifications a rich result asked for, of the kinds this layer sends.
+
+    An entry of another kind, or one the SDK's schema refuses, is left out.
+    """
+    sent: list[types.ServerNotification] = []
+    for entry in asked if isinstance(asked, list) else ():
+        kind = NOTIFICATION_TYPES.get(entry.get("method", "")) if isinstance(entry, dict) else None
+        if kind is None:
+            continue
+        try:
+            sent.append(kind.model_validate(entry))
+        except ValueError:
+            continue
+    return tuple(sent)
 
 
 def _can_elicit(ctx: ServerRequestContext[Any]) -> bool:
@@ -354,6 +384,8 @@ def build_server(
                 ),
                 related_request_id=request_id,
             )
+        for notification in rendered.notifications:
+            await ctx.session.send_notification(notification, related_request_id=request_id)
         return types.CallToolResult.model_validate(rendered.result)
 
     return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)

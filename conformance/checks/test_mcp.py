@@ -31,7 +31,7 @@ from conformance.scenario import (
     substitute_oracle,
     tool,
 )
-from conformance.via import elicitations, mcp_call, mcp_host
+from conformance.via import elicitations, final_message, mcp_call, mcp_host
 
 RICH = tool("rich", HandlerKind.RICH)
 OVERCAP = tool("overcap", HandlerKind.OVERCAP)
@@ -54,13 +54,6 @@ READABLE_RUN = 8
 _AT_LEAST_HIGH: Final = re.compile(r"\b(?:high|critical)\b", re.IGNORECASE)
 
 
-def _final(call: Any) -> tuple[str, dict[str, Any]]:
-    for kind, payload in reversed(call.messages):
-        if kind in ("result", "error"):
-            return kind, payload
-    return "none", {}
-
-
 @pytest.mark.req("MCP-001", "INV1")
 def test_references_only_in_arguments(host: RecordingHost, mint: Mint) -> None:
     """A marker in params._meta or in the tool name is literal: nothing is resolved."""
@@ -78,7 +71,7 @@ def test_references_only_in_arguments(host: RecordingHost, mint: Mint) -> None:
         "the handler's arguments changed because of a marker in params._meta",
     )
     named, _ = mcp.call(mcp_call(marker, {"plain": "x"}))
-    kind, payload = _final(named)
+    kind, payload = final_message(named)
     refused = kind == "error" or payload.get("isError") is True
     require(refused, "MCP-001", "a tool named by a marker was found")
     require(host.observe().vault_reads == (), "MCP-001", "a marker as tool name read the vault")
@@ -116,7 +109,7 @@ def test_rich_result_is_scrubbed_on_every_surface(
         mcp_call(RICH.name, {"a": ref(secret.id), "b": ref(secret.id, "notes")}),
         answering(Answer.APPROVE),
     )
-    kind_seen, payload = _final(call)
+    kind_seen, payload = final_message(call)
     require(kind_seen == "result", "MCP-003", "the rich call did not return a result")
     require(payload.get("isError") is not True, "MCP-003", "the rich call failed")
     if not any(kind == "progress" for kind, _ in call.messages) or (
@@ -134,7 +127,7 @@ def test_log_notifications_hold_no_value_with_scrubbing_off(
     secret = make_secret(mint)
     host.reset(config([secret], tools=(RICH,), policy={"resultScrubbingEnabled": False}))
     call, _ = mcp.call(mcp_call(RICH.name, {"a": ref(secret.id)}), answering(Answer.APPROVE))
-    require(_final(call)[0] == "result", "MCP-004", "the rich call did not return a result")
+    require(final_message(call)[0] == "result", "MCP-004", "the rich call did not return a result")
 
 
 def _text_items(payload: dict[str, Any]) -> list[str]:
@@ -153,7 +146,7 @@ def test_text_items_capped_together(host: RecordingHost, mint: Mint, handler: st
     secret = make_secret(mint)
     host.reset(config([secret], tools=(OVERCAP, PADDED)))
     call, _ = mcp.call(mcp_call(handler, {"a": ref(secret.id)}), answering(Answer.APPROVE))
-    kind, payload = _final(call)
+    kind, payload = final_message(call)
     require(kind == "result", "MCP-005", f"the {handler} call did not return a result")
     texts = _text_items(payload)
     total = sum(len(text) for text in texts)
@@ -179,7 +172,7 @@ def test_refusal_reads_as_the_refusal_message(host: RecordingHost, mint: Mint) -
     secret = make_secret(mint)
     host.reset(config([secret], policy={"secretReferencesEnabled": False}))
     call, _ = mcp.call(mcp_call(SHA256.name, {"text": ref(secret.id)}))
-    kind, payload = _final(call)
+    kind, payload = final_message(call)
     if kind == "error":
         from conformance.hosts.mcp import error_message
 

@@ -22,6 +22,7 @@ from conformance.selftest import (
     catalog_ledger,
     catalog_lines,
     catalog_mcp,
+    catalog_members,
     catalog_messages,
     catalog_model,
     catalog_moments,
@@ -69,6 +70,7 @@ _AREAS: Final = (
     catalog_returns.MUTANTS,
     catalog_time.MUTANTS,
     catalog_dice.MUTANTS,
+    catalog_members.MUTANTS,
 )
 
 #: The catalog's order, by name: the first mutants, then the grammar and message mutants, the
@@ -342,6 +344,12 @@ ORDER: Final[tuple[str, ...]] = (
     "json-escape-keeps-u-escapes",
     "form-c-astral-planes-folded",
     "ids-matched-by-first-group",
+    "mcp-item-meta-unscrubbed",
+    "mcp-annotations-unscrubbed",
+    "mcp-resource-address-unscrubbed",
+    "mcp-notifications-unscrubbed",
+    "mcp-named-members-only",
+    "mcp-notifications-when-scrubbing-off",
 )
 
 

@@ -19,14 +19,14 @@ from conformance.selftest.variants import descriptors_in_schema, refusals_as_err
 _SERVER: Final = "reference_impl.mcp_server"
 
 
-def _scrub_except(member: str) -> Callable[[Any], Any]:
-    """Scrub a rich tree but leave one member (at any depth) as the handler wrote it."""
+def scrub_except(member: str) -> Callable[[Any], Any]:
+    """Scrub a rich tree but leave one member's value (at any depth) as the handler wrote it."""
 
     def transform(original: Callable[..., Any]) -> Callable[..., Any]:
         def scrub_tree(scrubber: Any, node: object) -> object:
             if isinstance(node, dict):
                 return {
-                    key: child if key == member else scrub_tree(scrubber, child)
+                    original(scrubber, key): child if key == member else scrub_tree(scrubber, child)
                     for key, child in node.items()
                 }
             if isinstance(node, list):
@@ -112,21 +112,30 @@ def _meta_merged(original: Callable[..., Any]) -> Callable[..., Any]:
     return build_server
 
 
-def _link_uri_kept(original: Callable[..., Any]) -> Callable[..., Any]:
-    """Scrub a rich tree but leave every resource link's uri as the handler wrote it."""
+def members_kept(
+    chosen: Callable[[dict[str, Any]], bool], members: tuple[str, ...]
+) -> Callable[[Any], Any]:
+    """Scrub a rich tree but leave ``members`` of every object ``chosen`` picks as the handler
+    wrote them."""
 
-    def scrub_tree(scrubber: Any, node: object) -> object:
-        if isinstance(node, dict) and node.get("type") == "resource_link":
-            scrubbed = original(scrubber, node)
-            assert isinstance(scrubbed, dict)
-            return {**scrubbed, "uri": node.get("uri")}
-        if isinstance(node, dict):
-            return {key: scrub_tree(scrubber, child) for key, child in node.items()}
-        if isinstance(node, list):
-            return [scrub_tree(scrubber, child) for child in node]
-        return original(scrubber, node)
+    def transform(original: Callable[..., Any]) -> Callable[..., Any]:
+        def scrub_tree(scrubber: Any, node: object) -> object:
+            if isinstance(node, dict) and chosen(node):
+                scrubbed = original(scrubber, node)
+                assert isinstance(scrubbed, dict)
+                return {**scrubbed, **{key: node[key] for key in members if key in node}}
+            if isinstance(node, dict):
+                return {
+                    original(scrubber, key): scrub_tree(scrubber, child)
+                    for key, child in node.items()
+                }
+            if isinstance(node, list):
+                return [scrub_tree(scrubber, child) for child in node]
+            return original(scrubber, node)
 
-    return scrub_tree
+        return scrub_tree
+
+    return transform
 
 
 def _first_item_capped(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -222,14 +231,14 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "mcp-structured-unscrubbed",
         "MCP-003",
         "A rich result's structuredContent reaches the agent unscrubbed.",
-        (("reference_impl._registry", "scrub_tree", _scrub_except("structuredContent")),),
+        (("reference_impl._registry", "scrub_tree", scrub_except("structuredContent")),),
         via="mcp",
     ),
     Mutant(
         "mcp-progress-unscrubbed",
         "MCP-003",
         "Progress messages sent during a call are not scrubbed.",
-        (("reference_impl._registry", "scrub_tree", _scrub_except("progress")),),
+        (("reference_impl._registry", "scrub_tree", scrub_except("progress")),),
         via="mcp",
     ),
     Mutant(
@@ -237,7 +246,7 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "MCP-003",
         "A JSON-RPC error's data carries the result's unscrubbed _meta.",
         (
-            ("reference_impl._registry", "scrub_tree", _scrub_except("_meta")),
+            ("reference_impl._registry", "scrub_tree", scrub_except("_meta")),
             (_SERVER, "render", _error_with_meta),
         ),
         via="mcp",
@@ -246,7 +255,13 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "mcp-link-uri-unscrubbed",
         "MCP-003",
         "A resource link's uri is left as the handler wrote it.",
-        (("reference_impl._registry", "scrub_tree", _link_uri_kept),),
+        (
+            (
+                "reference_impl._registry",
+                "scrub_tree",
+                members_kept(lambda node: node.get("type") == "resource_link", ("uri",)),
+            ),
+        ),
         via="mcp",
     ),
     Mutant(

@@ -4,7 +4,8 @@ one, and the new checks catch it.
 This module owns the two tests the mutant classes share (``test_moment_mutants``,
 ``test_output_mutants``, ``test_record_mutants``): :func:`only_new_checks_catch`, one nested run
 of every check of a mutant's requirement, older and new, against the mutant, which must fail in
-the new checks alone; and :func:`patches_apply_and_undo`, that each mutant's patches still
+the new checks alone, on the mutant's own path (:func:`mutant_host`); and
+:func:`patches_apply_and_undo`, that each mutant's patches still
 replace what they name and are undone after it. Neither prints a value.
 """
 
@@ -17,6 +18,7 @@ from typing import Any, Final
 
 from conformance.selftest.base import applied
 from conformance.selftest.catalog import get
+from conformance.selftest.hosts import driver_command
 from tests.conformance.suite_runs import run_suite
 
 #: The ``-k`` expression of the checks written after the first mutant classes (moments, outputs,
@@ -33,6 +35,7 @@ LATER_CHECKS: Final = " or ".join(
         "test_returns_hunt",
         "test_time_hunt",
         "test_dice_hunt",
+        "test_members_hunt",
     )
 )
 
@@ -58,7 +61,7 @@ def only_new_checks_catch(
     """
     requirement = get(mutant).requirement
     chosen = ",".join(dict.fromkeys((requirement, *((older,) if older else ()))))
-    arguments = ["--host", f"mutant:{mutant}", "--requirements", chosen]
+    arguments = [*mutant_host(mutant), "--requirements", chosen]
     if left_out:
         arguments += ["-k", f"not ({left_out})"]
     run = run_suite(tmp_path, *arguments)
@@ -77,6 +80,15 @@ def only_new_checks_catch(
 
 #: The outcomes of a check that found the mutant.
 _CAUGHT = ("fail", "error")
+
+
+def mutant_host(mutant: str) -> list[str]:
+    """Return the arguments that check the mutant on its own path: in this process, behind
+    the reference driver, or over that driver's MCP endpoint (its ``via``)."""
+    via = get(mutant).via
+    if via == "inprocess":
+        return ["--host", f"mutant:{mutant}"]
+    return ["--host", driver_command(mutant), *(("--via", "mcp") if via == "mcp" else ())]
 
 
 def runs_that_catch(

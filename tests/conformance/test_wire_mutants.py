@@ -13,43 +13,20 @@ pass it, and the new ones fail it naming the requirement.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from conformance.selftest.catalog import get
 from conformance.selftest.catalog_wire import MUTANTS
-from conformance.selftest.hosts import driver_command
-from tests.conformance.suite_runs import run_suite
+from tests.conformance.mutant_classes import only_new_checks_catch
 
 pytest.importorskip("mcp", reason="the MCP wire's mutants need the MCP SDK")
 
 #: The module whose checks were written for these mutants.
-NEW_CHECKS = "test_wire_hunt.py::"
-
-#: The outcomes of a check that found the mutant.
-CAUGHT = ("fail", "error")
+NEW_MODULE = "conformance.checks.test_wire_hunt"
 
 
 @pytest.mark.parametrize("mutant", [mutant.name for mutant in MUTANTS])
 def test_only_the_new_checks_catch(tmp_path: Path, mutant: str) -> None:
     """Over MCP, every older check of the mutant's requirement passes it; a new one fails it,
     naming the requirement."""
-    requirement = get(mutant).requirement
-    run = run_suite(
-        tmp_path,
-        "--host",
-        driver_command(mutant),
-        "--via",
-        "mcp",
-        "--requirements",
-        requirement,
-    )
-    rows: list[dict[str, Any]] = run.report()["checks"]
-    older = [row for row in rows if NEW_CHECKS not in str(row["id"])]
-    new = [row for row in rows if NEW_CHECKS in str(row["id"])]
-    caught_by_older = [row["id"] for row in older if row["outcome"] in CAUGHT]
-    assert caught_by_older == [], f"older checks caught {mutant}: {caught_by_older[:3]}"
-    assert any(row["outcome"] == "pass" for row in older), "no older check ran"
-    assert any(row["outcome"] == "fail" for row in new), f"{mutant} got through"
-    assert requirement in run.failed_requirements(), f"no new check named {requirement}"
+    only_new_checks_catch(tmp_path, mutant, (NEW_MODULE,))

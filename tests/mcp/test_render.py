@@ -10,11 +10,13 @@ import mcp_types as types
 
 from reference_impl import RESULT_CAP_CHARS
 from reference_impl._types import Answer
+from reference_impl.handlers import FORMS_KEY, rich_result
 from reference_impl.mcp_server import (
     LOG_WITHHELD,
     Outcome,
     answer_of,
     cap_items,
+    further_notifications,
     parse_loopback,
     render,
 )
@@ -61,6 +63,48 @@ def test_render_refusal_and_withheld_log() -> None:
     rich = {"content": [{"type": "text", "text": "a"}], "log": ["line"], "progress": ["p"]}
     assert render(Outcome("ALLOWED", "a", False, rich), True).log == ("line",)
     assert render(Outcome("ALLOWED", "a", False, rich), False).log == (LOG_WITHHELD,)
+
+
+@pytest.mark.req("MCP-003")
+def test_rich_members_fill_every_further_member() -> None:
+    """With ``members`` the rich handler's forms stand in every further member, and the three
+    notifications it asks for are sent only while result scrubbing is on."""
+    result = rich_result(["v a/l"], members=True)
+    assert isinstance(result.rich, dict)
+    outcome = Outcome("APPROVED_ONCE", result.text, False, result.rich)
+    rendered = render(outcome, True)
+    items = types.CallToolResult.model_validate(rendered.result).content
+    dumped = [item.model_dump(by_alias=True, mode="json", exclude_none=True) for item in items]
+    assert all(
+        item["_meta"] == {FORMS_KEY: ["v a/l", "v a/l", "v+a%2Fl", "v%20a%2Fl"]} for item in dumped
+    )
+    assert all(item["annotations"]["lastModified"] == "v a/l" for item in dumped)
+    embedded = next(item["resource"] for item in dumped if "text" in item.get("resource", {}))
+    assert embedded["uri"].endswith("?key=v%20a%2Fl")
+    assert embedded["mimeType"] == "text/plain; name=v a/l"
+    methods = [note.method for note in rendered.notifications]
+    assert methods == [
+        "notifications/resources/updated",
+        "notifications/resources/list_changed",
+        "notifications/progress",
+    ]
+    assert render(outcome, False).notifications == ()
+    plain = rich_result(["v"]).rich
+    assert isinstance(plain, dict)
+    assert "notifications" not in plain
+    assert all("_meta" not in item for item in plain["content"])
+
+
+def test_further_notifications_leaves_out_unknown_or_malformed_entries() -> None:
+    asked = [
+        {"method": "sampling/createMessage", "params": {}},
+        {"method": "notifications/resources/updated", "params": {}},
+        "not an entry",
+        {"method": "notifications/resources/updated", "params": {"uri": "x:y"}},
+    ]
+    sent = further_notifications(asked)
+    assert [note.method for note in sent] == ["notifications/resources/updated"]
+    assert further_notifications("not a list") == ()
 
 
 @pytest.mark.req("MCP-013")
