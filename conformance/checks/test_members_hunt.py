@@ -59,7 +59,7 @@ def further_members(result: Mapping[str, Any]) -> Iterator[str]:
 
 def _rich_call(host: RecordingHost, mint: Mint, kind: Kind, policy: dict[str, Any]) -> None:
     """Send one approved call of the ``rich`` handler with further members, naming a
-    secret's password and notes, and require that it returned a successful result."""
+    secret's password and notes; skip, saying why, when its result holds none of them."""
     mcp = mcp_host(host)
     secret = make_secret(mint, kind=kind)
     host.reset(config([secret], tools=(RICH_MEMBERS,), policy=policy))
@@ -68,8 +68,11 @@ def _rich_call(host: RecordingHost, mint: Mint, kind: Kind, policy: dict[str, An
         answering(Answer.APPROVE),
     )
     seen, payload = final_message(call)
-    require(seen == "result", "MCP-003", "the rich call did not return a result")
-    require(payload.get("isError") is not True, "MCP-003", "the rich call failed")
+    require(seen != "none", "MCP-003", "the rich call got neither a result nor an error")
+    if seen == "error" or payload.get("isError") is True:
+        # A host whose MCP layer refuses a member it cannot send leaks nothing by failing; the
+        # sweep has searched the failure.
+        pytest.skip("the host failed the rich call with further members: nothing else to search")
     if not any(True for _ in further_members(payload)):
         pytest.skip(NOTHING_SENT)
 
