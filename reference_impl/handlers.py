@@ -102,14 +102,15 @@ def further_members(envelope: dict[str, Any], forms: list[str], first: str) -> N
 
     Each content item gets a ``_meta`` holding every form, ``annotations`` whose
     ``lastModified`` is the first value, and a member the schema does not define; an embedded
-    resource gets the first value in its ``uri`` (percent-encoded), in its ``mimeType`` and in
+    resource gets the first value in its ``uri`` (as form d), in its ``mimeType`` and in
     its own ``_meta``; a resource link gets it in its ``mimeType``. The envelope's
     ``notifications`` ask the MCP layer to send, during the call, a resource-updated
-    notification whose ``uri`` holds the value, a resource list-changed notification whose
+    notification whose ``uri`` holds form d of the value, a resource list-changed notification whose
     ``_meta`` holds every form, and a progress notification under a token the client never
     gave.
     """
-    quoted = urllib.parse.quote(first, safe="")
+    # Form d exactly: only URL-safe characters, and a form the contract requires scrubbed.
+    quoted = every_form(first)[3]
     for item in envelope["content"]:
         item["_meta"] = {FORMS_KEY: forms}
         item["annotations"] = {"audience": ["assistant"], "priority": 1, "lastModified": first}
