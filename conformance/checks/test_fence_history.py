@@ -2,8 +2,9 @@
 
 This module owns the fence on a host whose rules have already moved: after a reset of every
 rule, a later revocation while a prompt is open must still refuse the approved call, and
-several changes made while one prompt is open must not cancel out. A host that folds its change
-counters together badly (OR, XOR) sees one change and misses the next. A DENY that ASK or ALLOW
+several changes made while one prompt is open must not cancel out, from any count a rule's
+earlier revocations left. A host that folds its change counters together badly (OR, XOR, a
+mask) sees one change and misses the next. A DENY that ASK or ALLOW
 replaced before the answer, with nothing else in between, leaves the host a choice (v1.2):
 refusing, or judging by the rule in force at the answer; both are accepted and reported. It
 acts on the host only from inside prompts, and must never let a refused call's tool run
@@ -157,6 +158,54 @@ def test_deny_saved_then_replaced_in_one_prompt(
         host.observe().receipts == (),
         (requirement, "INV4"),
         f"the tool ran after {after} for the {kind} while the prompt was open",
+    )
+
+
+#: How many revocations of the scope's rule come before the prompt opens: a host's count for
+#: the rule starts there, at zero or above.
+_HISTORY: tuple[int, ...] = (0, 1, 2, 3)
+
+#: Changes made while one prompt is open, each holding a revocation, so each must refuse the
+#: call (FENCE-001) whatever is saved around it: however a host folds its counts (a mask, a
+#: toggle, a modulus), none may come back to where it stood when the prompt opened.
+_ROUND_TRIPS: dict[str, tuple[_Change, ...]] = {
+    "revoke-revoke": (_REVOKE, _REVOKE),
+    "revoke-allow-revoke": (_REVOKE, _save("ALLOW"), _REVOKE),
+    "allow-revoke-allow": (_save("ALLOW"), _REVOKE, _save("ALLOW")),
+    "revoke-ask-allow-revoke": (_REVOKE, _save("ASK"), _save("ALLOW"), _REVOKE),
+}
+
+
+@pytest.mark.req("FENCE-001", "INV4")
+@pytest.mark.parametrize("changes", list(_ROUND_TRIPS))
+@pytest.mark.parametrize("history", _HISTORY, ids=[f"after-{n}" for n in _HISTORY])
+@pytest.mark.parametrize("kind", list(_SCOPES))
+def test_no_count_comes_back_after_a_history(
+    host: RecordingHost, mint: Mint, kind: str, history: int, changes: str
+) -> None:
+    """After 0 to 3 revocations of the tool's or the provider's rule, revocations and saves
+    while one prompt is open refuse the approved call: a rule's count never returns to the
+    value it had when the prompt opened, from any starting value."""
+    host.need("control.revoke", "control.save-rule")
+    secret = make_secret(mint)
+    host.reset(config([secret]))
+    for _ in range(history):
+        host.control().revoke(kind, _SCOPES[kind])
+    outcome = host.invoke(
+        RECORDER.name,
+        args_json({"x": ref(secret.id)}),
+        acting(_changing(kind, _ROUND_TRIPS[changes])),
+    )
+    require(
+        outcome.disposition == "POLICY_DENIED",
+        ("FENCE-001", "INV4"),
+        f"{changes} for the {kind} after {history} earlier revocations, while the prompt was "
+        f"open, ended {outcome.disposition}",
+    )
+    require(
+        host.observe().receipts == (),
+        ("FENCE-001", "INV4"),
+        f"the tool ran after {changes} for the {kind} following {history} revocations",
     )
 
 

@@ -848,6 +848,45 @@ def test_policy_unknown_member_refused_in_one_line(
             )
 
 
+def _unusable_policy(case: str, path: Path) -> None:
+    """Put at ``path`` a policy file the host cannot use, of the kind ``case`` names."""
+    from reference_impl._limits import INPUT_FILE_MAX_BYTES
+
+    if case == "directory":
+        path.mkdir()
+    elif case == "fifo":
+        os.mkfifo(path)
+    elif case == "oversize":
+        with path.open("wb") as file:  # sparse: the size is read before any byte
+            file.truncate(INPUT_FILE_MAX_BYTES + 1)
+    else:  # not UTF-8: a Latin-1 byte inside an otherwise valid policy
+        path.write_bytes(b'{"secretBearingCalls": "ASK", "tools": {"caf\xe9": "DENY"}}')
+
+
+@pytest.mark.req("POL-002", "VAULT-005")
+@pytest.mark.parametrize("case", ["directory", "fifo", "oversize", "not-utf8"])
+def test_unusable_policy_file_fails_closed(host: RecordingHost, tmp_path: Path, case: str) -> None:
+    """A policy path holding a directory, a FIFO, more than 16 MiB or bytes that are not UTF-8
+    gives a policy that denies every tool, with a one-line reason; loading it neither raises
+    nor hangs, so the host still starts and refuses."""
+    from reference_impl import Rule, load_policy
+
+    if case == "fifo" and not hasattr(os, "mkfifo"):
+        not_applicable("this platform has no FIFOs")
+    path = tmp_path / "policy.json"
+    _unusable_policy(case, path)
+    try:
+        policy = load_policy(path)
+    except Exception as error:  # a loader that raises did not fail closed
+        fail("POL-002", f"loading a policy file that is {case} raised {type(error).__name__}")
+    require(
+        policy.fault is not None and policy.default_rule is Rule.DENY,
+        "POL-002",
+        f"a policy file that is {case} did not fail closed",
+    )
+    require("\n" not in (policy.fault or ""), "VAULT-005", "the reason is not one line")
+
+
 @pytest.mark.req("POL-005")
 def test_duplicate_policy_member_fails_closed(host: RecordingHost, tmp_path: Path) -> None:
     """A policy file writing secretBearingCalls DENY then ASK is invalid: every tool is DENY."""

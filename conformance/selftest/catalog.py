@@ -350,6 +350,8 @@ ORDER: Final[tuple[str, ...]] = (
     "mcp-notifications-unscrubbed",
     "mcp-named-members-only",
     "mcp-notifications-when-scrubbing-off",
+    "tool-save-stamp-masked",
+    "policy-file-error-raised",
 )
 
 

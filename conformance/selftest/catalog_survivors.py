@@ -13,7 +13,7 @@ import functools
 from collections.abc import Callable
 from typing import Any, Final
 
-from conformance.selftest.base import Mutant
+from conformance.selftest.base import Mutant, line_patch
 
 
 def _slot_freed_twice(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -297,5 +297,35 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "failure instead of a vault failure with the ruling's message.",
         (("reference_impl._registry", "resolve", _port_bug_escapes),),
         driver=False,
+    ),
+    Mutant(
+        "tool-save-stamp-masked",
+        "FENCE-001",
+        "Saving a tool's rule masks its count to the lowest bit instead of adding one, so after "
+        "one earlier revocation a revocation, a save and a revocation while one prompt is open "
+        "bring the count back to where it was and the fence lets the approval through.",
+        (
+            line_patch(
+                "reference_impl._policy",
+                "Rules.save_tool_rule",
+                "self._tool_stamps.get(tool, 0) + 1",
+                "self._tool_stamps.get(tool, 0) & 1",
+            ),
+        ),
+    ),
+    Mutant(
+        "policy-file-error-raised",
+        "POL-002",
+        "An unusable policy file (a directory, a FIFO, over 16 MiB, not UTF-8) makes loading "
+        "the policy raise instead of giving a policy that denies every tool.",
+        tuple(
+            line_patch(
+                module,
+                "load_policy",
+                "except InputFileError as error:",
+                "except ArithmeticError as error:",
+            )
+            for module in ("reference_impl._policy", "reference_impl")
+        ),
     ),
 )
