@@ -12,11 +12,12 @@ Steps are printed as ids, field names and labels; a value never reaches them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -160,6 +161,28 @@ def examples_asked() -> int | None:
         ValueError: the value is not a whole number of at least 1 (the message names it).
     """
     return _whole_number(EXAMPLES_ENV, 1, None, "of at least 1")
+
+
+@contextlib.contextmanager
+def first_example() -> Iterator[None]:
+    """Have the suite runs started meanwhile, in this process or forked from it, draw only the
+    first example of the CI seed, unless the caller already chose a budget or a seed.
+
+    For runs that ask whether a check judges what it could not see, not how deep the model
+    searches: the machine's rules are chosen from what the host announced, so a stripped
+    capability is never drawn in any example, and every example observes the host as the
+    first does.
+    """
+    if EXAMPLES_ENV in os.environ or SEED_ENV in os.environ:
+        yield
+        return
+    os.environ[EXAMPLES_ENV] = "1"
+    os.environ[SEED_ENV] = str(CI_SEED)
+    try:
+        yield
+    finally:
+        os.environ.pop(EXAMPLES_ENV, None)
+        os.environ.pop(SEED_ENV, None)
 
 
 def seed_asked() -> int | None:

@@ -9,6 +9,7 @@ suite's own reporting rather than a host, so they cite no requirement.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -182,3 +183,21 @@ def test_a_bad_budget_value_is_a_usage_error_before_any_check(
     assert "no report was written (pytest exit status 4)" in output
     assert f"{variable} {said}" in output
     assert "passed" not in done.stdout
+
+
+def test_first_example_sets_the_ci_seed_and_restores_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Inside first_example a run draws one example of the CI seed; after it the environment
+    is as it was; a budget or seed the caller chose is left alone."""
+    monkeypatch.delenv(budget.EXAMPLES_ENV, raising=False)
+    monkeypatch.delenv(budget.SEED_ENV, raising=False)
+    with budget.first_example():
+        assert budget.examples_asked() == 1
+        assert budget.seed_asked() == budget.CI_SEED
+    assert budget.EXAMPLES_ENV not in os.environ
+    assert budget.SEED_ENV not in os.environ
+    monkeypatch.setenv(budget.EXAMPLES_ENV, "40")
+    with budget.first_example():
+        assert budget.examples_asked() == 40
+        assert budget.seed_asked() is None
