@@ -19,23 +19,42 @@ from conformance.selftest.variants import descriptors_in_schema, refusals_as_err
 _SERVER: Final = "reference_impl.mcp_server"
 
 
-def scrub_except(member: str) -> Callable[[Any], Any]:
-    """Scrub a rich tree but leave one member's value (at any depth) as the handler wrote it."""
+def kept_where(keep: Callable[[dict[str, Any], str, int], bool]) -> Callable[[Any], Any]:
+    """Scrub a rich tree but leave the value of each member ``keep(object, name, depth)``
+    picks as the handler wrote it; member names are scrubbed, as the host scrubs them."""
 
     def transform(original: Callable[..., Any]) -> Callable[..., Any]:
-        def scrub_tree(scrubber: Any, node: object) -> object:
+        def walk(scrubber: Any, node: object, depth: int) -> object:
             if isinstance(node, dict):
                 return {
-                    original(scrubber, key): child if key == member else scrub_tree(scrubber, child)
+                    original(scrubber, key): child
+                    if keep(node, key, depth)
+                    else walk(scrubber, child, depth + 1)
                     for key, child in node.items()
                 }
             if isinstance(node, list):
-                return [scrub_tree(scrubber, child) for child in node]
+                return [walk(scrubber, child, depth) for child in node]
             return original(scrubber, node)
+
+        def scrub_tree(scrubber: Any, node: object) -> object:
+            return walk(scrubber, node, 0)
 
         return scrub_tree
 
     return transform
+
+
+def scrub_except(member: str) -> Callable[[Any], Any]:
+    """Scrub a rich tree but leave one member's value (at any depth) as the handler wrote it."""
+    return kept_where(lambda _node, key, _depth: key == member)
+
+
+def members_kept(
+    chosen: Callable[[dict[str, Any]], bool], members: tuple[str, ...]
+) -> Callable[[Any], Any]:
+    """Scrub a rich tree but leave ``members`` of every object ``chosen`` picks as the handler
+    wrote them."""
+    return kept_where(lambda node, key, _depth: key in members and chosen(node))
 
 
 def _error_with_meta(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -110,32 +129,6 @@ def _meta_merged(original: Callable[..., Any]) -> Callable[..., Any]:
         return server
 
     return build_server
-
-
-def members_kept(
-    chosen: Callable[[dict[str, Any]], bool], members: tuple[str, ...]
-) -> Callable[[Any], Any]:
-    """Scrub a rich tree but leave ``members`` of every object ``chosen`` picks as the handler
-    wrote them."""
-
-    def transform(original: Callable[..., Any]) -> Callable[..., Any]:
-        def scrub_tree(scrubber: Any, node: object) -> object:
-            if isinstance(node, dict) and chosen(node):
-                scrubbed = original(scrubber, node)
-                assert isinstance(scrubbed, dict)
-                return {**scrubbed, **{key: node[key] for key in members if key in node}}
-            if isinstance(node, dict):
-                return {
-                    original(scrubber, key): scrub_tree(scrubber, child)
-                    for key, child in node.items()
-                }
-            if isinstance(node, list):
-                return [scrub_tree(scrubber, child) for child in node]
-            return original(scrubber, node)
-
-        return scrub_tree
-
-    return transform
 
 
 def _first_item_capped(original: Callable[..., Any]) -> Callable[..., Any]:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from conformance.selftest.base import Mutant
-from conformance.selftest.catalog_mcp import members_kept, scrub_except
+from conformance.selftest.catalog_mcp import kept_where, members_kept, scrub_except
 
 _REGISTRY: Final = "reference_impl._registry"
 _SERVER: Final = "reference_impl.mcp_server"
@@ -29,27 +29,6 @@ _NAMED_LINK_MEMBERS: Final = ("uri", "name", "title", "description")
 
 #: The members of a rich result R9.3 lists by name, scrubbed whole.
 _NAMED_RESULT_MEMBERS: Final = ("structuredContent", "_meta", "progress", "log")
-
-
-def _item_meta_kept(original: Callable[..., Any]) -> Callable[..., Any]:
-    """Scrub a rich tree but leave every ``_meta`` below its root as the handler wrote it."""
-
-    def below(scrubber: Any, node: object) -> object:
-        if isinstance(node, dict):
-            return {
-                original(scrubber, key): child if key == "_meta" else below(scrubber, child)
-                for key, child in node.items()
-            }
-        if isinstance(node, list):
-            return [below(scrubber, child) for child in node]
-        return original(scrubber, node)
-
-    def scrub_tree(scrubber: Any, node: object) -> object:
-        if isinstance(node, dict):
-            return {original(scrubber, key): below(scrubber, child) for key, child in node.items()}
-        return original(scrubber, node)
-
-    return scrub_tree
 
 
 def _named_members_only(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -100,7 +79,13 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "MCP-003",
         "Every _meta below the result's own (of a content item, an embedded resource, a "
         "notification) reaches the agent as the handler wrote it.",
-        ((_REGISTRY, "scrub_tree", _item_meta_kept),),
+        (
+            (
+                _REGISTRY,
+                "scrub_tree",
+                kept_where(lambda _n, key, depth: key == "_meta" and depth > 0),
+            ),
+        ),
         via="mcp",
     ),
     Mutant(
