@@ -35,7 +35,9 @@ HANDLER_KINDS: Final = (
 )
 
 
-def rich_result(values: list[str], pad: int = 0, members: bool = False) -> ToolResult:
+def rich_result(
+    values: list[str], pad: int = 0, members: bool = False, requests: bool = False
+) -> ToolResult:
     """Return the ``rich`` handler's result: every form of every value on every MCP surface.
 
     Its text is every form, one a line; its ``rich`` tree, which the MCP layer sends, holds text
@@ -45,7 +47,8 @@ def rich_result(values: list[str], pad: int = 0, members: bool = False) -> ToolR
     table, since base64 is outside the scrub contract). ``pad`` filler characters go with each
     text item, so that the items together can pass the cap (decisions R9.4). With ``members``
     the forms also go where the MCP schema puts no text a client shows (see
-    :func:`further_members`).
+    :func:`further_members`); with ``requests`` into requests the server sends its client
+    during the call (see :func:`further_requests`).
     """
     forms = [form for value in values for form in every_form(value)]
     joined = "\n".join(forms)
@@ -87,6 +90,8 @@ def rich_result(values: list[str], pad: int = 0, members: bool = False) -> ToolR
     }
     if members:
         further_members(envelope, forms, first)
+    if requests:
+        further_requests(envelope, forms, first)
     return ToolResult(joined, rich=envelope)
 
 
@@ -132,6 +137,38 @@ def further_members(envelope: dict[str, Any], forms: list[str], first: str) -> N
             "method": "notifications/progress",
             "params": {"progressToken": "io.secref/unasked", "progress": 1, "message": first},
         },
+    ]
+
+
+#: The most tokens the ``rich`` handler's sampling request asks the client's model for.
+SAMPLING_MAX_TOKENS: Final = 16
+
+
+def further_requests(envelope: dict[str, Any], forms: list[str], first: str) -> None:
+    """Ask the MCP layer to send its client requests holding the forms (decisions R9.3, v1.2).
+
+    A tool may ask the agent's side for something during its call: to sample its model, to list
+    its roots, or only to ping it. Each request reaches the client as every other message of the
+    session does, so it carries no value. The envelope's ``requests`` hold a
+    ``sampling/createMessage`` whose message text is every form, whose ``systemPrompt`` is the
+    first value and whose ``metadata`` and ``_meta`` hold every form; a ``roots/list`` and a
+    ``ping``, each with every form in its ``_meta``.
+    """
+    joined = "\n".join(forms)
+    meta = {FORMS_KEY: forms}
+    envelope["requests"] = [
+        {
+            "method": "sampling/createMessage",
+            "params": {
+                "messages": [{"role": "user", "content": {"type": "text", "text": joined}}],
+                "systemPrompt": first,
+                "maxTokens": SAMPLING_MAX_TOKENS,
+                "metadata": meta,
+                "_meta": meta,
+            },
+        },
+        {"method": "roots/list", "params": {"_meta": meta}},
+        {"method": "ping", "params": {"_meta": meta}},
     ]
 
 
@@ -211,8 +248,8 @@ def make_handler(
         kind: One of :data:`HANDLER_KINDS`.
         tool: The tool's name, for receipts.
         receipts: Where each call's receipt goes.
-        options: ``text`` for static; ``seconds`` for timeout; ``cut`` for overcap; ``pad`` and
-            ``members`` for rich.
+        options: ``text`` for static; ``seconds`` for timeout; ``cut`` for overcap; ``pad``,
+            ``members`` and ``requests`` for rich.
 
     Returns:
         The handler.
@@ -252,7 +289,12 @@ def make_handler(
             head = "x" * max(0, cut - len(first) // 2)
             return head + first + "y" * 1_000
         if kind == "rich":
-            return rich_result(values, int(settings.get("pad", 0)), settings.get("members") is True)
+            return rich_result(
+                values,
+                int(settings.get("pad", 0)),
+                members=settings.get("members") is True,
+                requests=settings.get("requests") is True,
+            )
         if kind == "static":
             return str(settings.get("text", ""))
         return "ok"

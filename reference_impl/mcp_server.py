@@ -212,6 +212,7 @@ class Rendered:
     progress: tuple[str, ...] = ()
     log: tuple[str, ...] = ()
     notifications: tuple[types.ServerNotification, ...] = ()
+    requests: tuple[types.ServerRequest, ...] = ()
 
 
 def cap_items(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -279,7 +280,8 @@ def render(outcome: Outcome, scrubbing: bool) -> Rendered:
         log = (LOG_WITHHELD,)
     # Outside the result nothing may hold a value, scrubbing on or off (decisions R9.3, v1.2).
     notifications = further_notifications(rich.get("notifications", ())) if scrubbing else ()
-    return Rendered(result, progress, log, notifications)
+    requests = further_requests(rich.get("requests", ())) if scrubbing else ()
+    return Rendered(result, progress, log, notifications, requests)
 
 
 #: The notifications a rich result may ask the MCP layer to send during its call.
@@ -305,6 +307,61 @@ def further_notifications(asked: object) -> tuple[types.ServerNotification, ...]
         except ValueError:
             continue
     return tuple(sent)
+
+
+#: The requests to its client a rich result may ask the MCP layer to send during its call, with
+#: the type of the answer each expects.
+REQUEST_TYPES: Final[Mapping[str, tuple[Any, Any]]] = {
+    "sampling/createMessage": (types.CreateMessageRequest, types.CreateMessageResult),
+    "roots/list": (types.ListRootsRequest, types.ListRootsResult),
+    "ping": (types.PingRequest, types.EmptyResult),
+}
+
+#: Seconds the MCP layer waits for its client to answer one of those requests.
+CLIENT_REQUEST_TIMEOUT_S: Final = 5.0
+
+
+def further_requests(asked: object) -> tuple[types.ServerRequest, ...]:
+    """Return the requests to the client a rich result asked for, of the kinds this layer sends.
+
+    An entry of another kind, or one the SDK's schema refuses, is left out.
+    """
+    sent: list[types.ServerRequest] = []
+    for entry in asked if isinstance(asked, list) else ():
+        kinds = REQUEST_TYPES.get(entry.get("method", "")) if isinstance(entry, dict) else None
+        if kinds is None:
+            continue
+        try:
+            sent.append(kinds[0].model_validate(entry))
+        except ValueError:
+            continue
+    return tuple(sent)
+
+
+def _client_offers(ctx: ServerRequestContext[Any], request: types.ServerRequest) -> bool:
+    """Whether the client declared what ``request`` needs (sampling, roots; ping needs none)."""
+    capabilities = ctx.session.client_capabilities
+    if isinstance(request, types.CreateMessageRequest):
+        return capabilities is not None and capabilities.sampling is not None
+    if isinstance(request, types.ListRootsRequest):
+        return capabilities is not None and capabilities.roots is not None
+    return True
+
+
+async def _ask_client(ctx: ServerRequestContext[Any], request: types.ServerRequest) -> None:
+    """Send one request to the client, within :data:`CLIENT_REQUEST_TIMEOUT_S`; its answer,
+    or its error, is not used."""
+    from mcp.shared.message import ServerMessageMetadata
+
+    if not _client_offers(ctx, request):
+        return
+    answer_type = REQUEST_TYPES[request.method][1]
+    metadata = ServerMessageMetadata(related_request_id=ctx.request_id)
+    with anyio.move_on_after(CLIENT_REQUEST_TIMEOUT_S):
+        try:
+            await ctx.session.send_request(request, answer_type, metadata=metadata)
+        except Exception:  # a client that refuses or fails the request is no concern here
+            return
 
 
 def _can_elicit(ctx: ServerRequestContext[Any]) -> bool:
@@ -386,6 +443,8 @@ def build_server(
             )
         for notification in rendered.notifications:
             await ctx.session.send_notification(notification, related_request_id=request_id)
+        for client_request in rendered.requests:
+            await _ask_client(ctx, client_request)
         return types.CallToolResult.model_validate(rendered.result)
 
     return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)

@@ -260,6 +260,35 @@ def elicit_content(schema: Mapping[str, Any], answer: Answer) -> dict[str, Any] 
     return None
 
 
+#: The model the suite's client names in its answer to a sampling request.
+SAMPLING_MODEL: Final = "secref-suite"
+
+#: The text of that answer: the suite's client samples no model.
+SAMPLING_TEXT: Final = "the conformance suite's client samples no model"
+
+
+async def _sample(context: Any, params: Any) -> Any:
+    """Answer a server's ``sampling/createMessage`` with a fixed text of the suite's own.
+
+    The client declares sampling and roots so that a host may send those requests; the
+    session sweep searches them as every other message (decisions R9.3, v1.2).
+    """
+    import mcp_types as types
+
+    return types.CreateMessageResult(
+        role="assistant",
+        content=types.TextContent(type="text", text=SAMPLING_TEXT),
+        model=SAMPLING_MODEL,
+    )
+
+
+async def _roots(context: Any) -> Any:
+    """Answer a server's ``roots/list``: the suite's client offers no roots."""
+    import mcp_types as types
+
+    return types.ListRootsResult(roots=[])
+
+
 class McpHost:
     """A host reached through its adapter for set-up and observation, and through MCP for calls.
 
@@ -319,6 +348,8 @@ class McpHost:
                 TappedReceive(read, self.tap, number),
                 TappedSend(write, self.tap, number),
                 elicitation_callback=self._elicit,
+                sampling_callback=_sample,
+                list_roots_callback=_roots,
                 message_handler=self._message,
             ) as session:
                 await self._initialize(session)

@@ -30,6 +30,7 @@ from conformance.selftest import (
     catalog_outputs,
     catalog_policy,
     catalog_records,
+    catalog_requests,
     catalog_returns,
     catalog_roles,
     catalog_scrub,
@@ -71,6 +72,7 @@ _AREAS: Final = (
     catalog_time.MUTANTS,
     catalog_dice.MUTANTS,
     catalog_members.MUTANTS,
+    catalog_requests.MUTANTS,
 )
 
 #: The catalog's order, by name: the first mutants, then the grammar and message mutants, the
@@ -352,6 +354,9 @@ ORDER: Final[tuple[str, ...]] = (
     "mcp-notifications-when-scrubbing-off",
     "tool-save-stamp-masked",
     "policy-file-error-raised",
+    "mcp-client-requests-unscrubbed",
+    "mcp-sampling-conversation-unscrubbed",
+    "mcp-client-requests-when-scrubbing-off",
 )
 
 

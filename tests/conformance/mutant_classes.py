@@ -36,6 +36,7 @@ LATER_CHECKS: Final = " or ".join(
         "test_time_hunt",
         "test_dice_hunt",
         "test_members_hunt",
+        "test_requests_hunt",
     )
 )
 

@@ -25,6 +25,12 @@ pytest.importorskip("mcp", reason="the MCP layer's mutants need the MCP SDK")
 
 _MODULE: Final = "conformance.checks.test_members_hunt"
 
+#: The checks written after this class: the requests a server sends its client. Some of these
+#: mutants leave those requests unscrubbed too (every ``_meta`` below the root, or all but the
+#: named surfaces), which the later module catches as it was written to; it is left out of the
+#: older checks here.
+_LATER: Final = "test_requests_hunt"
+
 #: The mutants, by name.
 CASES: Final = tuple(mutant.name for mutant in MUTANTS)
 
@@ -33,7 +39,7 @@ CASES: Final = tuple(mutant.name for mutant in MUTANTS)
 def test_only_the_new_module_catches_the_mutant(tmp_path: Path, mutant: str) -> None:
     """Every check of MCP-003 runs against the mutant over MCP once: the module written for it
     fails it naming MCP-003, and every older check passes it."""
-    only_new_checks_catch(tmp_path, mutant, (_MODULE,))
+    only_new_checks_catch(tmp_path, mutant, (_MODULE,), left_out=_LATER)
 
 
 def test_mutants_still_apply() -> None:

@@ -17,6 +17,7 @@ from reference_impl.mcp_server import (
     answer_of,
     cap_items,
     further_notifications,
+    further_requests,
     parse_loopback,
     render,
 )
@@ -105,6 +106,44 @@ def test_further_notifications_leaves_out_unknown_or_malformed_entries() -> None
     sent = further_notifications(asked)
     assert [note.method for note in sent] == ["notifications/resources/updated"]
     assert further_notifications("not a list") == ()
+
+
+@pytest.mark.req("MCP-003")
+def test_rich_requests_ask_for_every_client_request() -> None:
+    """With ``requests`` the rich handler asks for a sampling, a roots and a ping request
+    holding its forms, sent only while result scrubbing is on; without it, for none."""
+    result = rich_result(["v a/l"], requests=True)
+    assert isinstance(result.rich, dict)
+    outcome = Outcome("APPROVED_ONCE", result.text, False, result.rich)
+    sent = render(outcome, True).requests
+    assert [request.method for request in sent] == ["sampling/createMessage", "roots/list", "ping"]
+    sampling = sent[0].model_dump(by_alias=True, mode="json", exclude_none=True)["params"]
+    assert sampling["systemPrompt"] == "v a/l"
+    assert sampling["messages"][0]["content"]["text"].split("\n") == [
+        "v a/l",
+        "v a/l",
+        "v+a%2Fl",
+        "v%20a%2Fl",
+    ]
+    assert all(
+        FORMS_KEY in request.model_dump(by_alias=True, mode="json")["params"]["_meta"]
+        for request in sent
+    )
+    assert render(outcome, False).requests == ()
+    plain = rich_result(["v"], members=True).rich
+    assert isinstance(plain, dict)
+    assert "requests" not in plain
+
+
+def test_further_requests_leaves_out_unknown_or_malformed_entries() -> None:
+    asked = [
+        {"method": "elicitation/create", "params": {"message": "m"}},
+        {"method": "sampling/createMessage", "params": {}},
+        "not an entry",
+        {"method": "ping"},
+    ]
+    assert [request.method for request in further_requests(asked)] == ["ping"]
+    assert further_requests("not a list") == ()
 
 
 @pytest.mark.req("MCP-013")
