@@ -357,6 +357,7 @@ ORDER: Final[tuple[str, ...]] = (
     "mcp-client-requests-unscrubbed",
     "mcp-sampling-conversation-unscrubbed",
     "mcp-client-requests-when-scrubbing-off",
+    "provider-save-stamp-masked",
 )
 
 

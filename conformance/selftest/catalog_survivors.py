@@ -314,6 +314,21 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         ),
     ),
     Mutant(
+        "provider-save-stamp-masked",
+        "FENCE-001",
+        "Saving a provider's rule masks its count to the lowest bit instead of adding one: the "
+        "mirror of tool-save-stamp-masked, so that the provider's half of the history check is "
+        "shown to catch a count that comes back.",
+        (
+            line_patch(
+                "reference_impl._policy",
+                "Rules.save_provider_rule",
+                "self._provider_stamps.get(provider, 0) + 1",
+                "self._provider_stamps.get(provider, 0) & 1",
+            ),
+        ),
+    ),
+    Mutant(
         "policy-file-error-raised",
         "POL-002",
         "An unusable policy file (a directory, a FIFO, over 16 MiB, not UTF-8) makes loading "
