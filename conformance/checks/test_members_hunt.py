@@ -41,7 +41,7 @@ NOTHING_SENT: Final = (
 )
 
 
-def further_members(result: Mapping[str, Any]) -> Iterator[str]:
+def unnamed_members(result: Mapping[str, Any]) -> Iterator[str]:
     """Yield the path of every member of a ``tools/call`` result beyond the named surfaces."""
     content = result.get("content", ())
     for index, item in enumerate(content if isinstance(content, list) else ()):
@@ -73,7 +73,7 @@ def _rich_call(host: RecordingHost, mint: Mint, kind: Kind, policy: dict[str, An
         # A host whose MCP layer refuses a member it cannot send leaks nothing by failing; the
         # sweep has searched the failure.
         pytest.skip("the host failed the rich call with further members: nothing else to search")
-    if not any(True for _ in further_members(payload)):
+    if not any(True for _ in unnamed_members(payload)):
         pytest.skip(NOTHING_SENT)
 
 
