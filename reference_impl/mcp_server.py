@@ -297,24 +297,37 @@ def further_notifications(asked: object) -> tuple[types.ServerNotification, ...]
 
     An entry of another kind, or one the SDK's schema refuses, is left out.
     """
-    sent: list[types.ServerNotification] = []
+    return tuple(_asked_for(asked, NOTIFICATION_TYPES))
+
+
+def _asked_for(asked: object, kinds: Mapping[str, Any]) -> list[Any]:
+    """Return each entry of ``asked`` (a list of JSON-RPC messages) validated as the type
+    ``kinds`` gives its method; an entry of another method, or one the type refuses, is left
+    out."""
+    sent: list[Any] = []
     for entry in asked if isinstance(asked, list) else ():
-        kind = NOTIFICATION_TYPES.get(entry.get("method", "")) if isinstance(entry, dict) else None
+        kind = kinds.get(entry.get("method", "")) if isinstance(entry, dict) else None
         if kind is None:
             continue
         try:
             sent.append(kind.model_validate(entry))
         except ValueError:
             continue
-    return tuple(sent)
+    return sent
 
 
-#: The requests to its client a rich result may ask the MCP layer to send during its call, with
-#: the type of the answer each expects.
-REQUEST_TYPES: Final[Mapping[str, tuple[Any, Any]]] = {
-    "sampling/createMessage": (types.CreateMessageRequest, types.CreateMessageResult),
-    "roots/list": (types.ListRootsRequest, types.ListRootsResult),
-    "ping": (types.PingRequest, types.EmptyResult),
+#: The requests to its client a rich result may ask the MCP layer to send during its call.
+REQUEST_TYPES: Final[Mapping[str, Any]] = {
+    "sampling/createMessage": types.CreateMessageRequest,
+    "roots/list": types.ListRootsRequest,
+    "ping": types.PingRequest,
+}
+
+#: The answer each of those requests expects.
+ANSWER_TYPES: Final[Mapping[str, Any]] = {
+    "sampling/createMessage": types.CreateMessageResult,
+    "roots/list": types.ListRootsResult,
+    "ping": types.EmptyResult,
 }
 
 #: Seconds the MCP layer waits for its client to answer one of those requests.
@@ -326,16 +339,7 @@ def further_requests(asked: object) -> tuple[types.ServerRequest, ...]:
 
     An entry of another kind, or one the SDK's schema refuses, is left out.
     """
-    sent: list[types.ServerRequest] = []
-    for entry in asked if isinstance(asked, list) else ():
-        kinds = REQUEST_TYPES.get(entry.get("method", "")) if isinstance(entry, dict) else None
-        if kinds is None:
-            continue
-        try:
-            sent.append(kinds[0].model_validate(entry))
-        except ValueError:
-            continue
-    return tuple(sent)
+    return tuple(_asked_for(asked, REQUEST_TYPES))
 
 
 def _client_offers(ctx: ServerRequestContext[Any], request: types.ServerRequest) -> bool:
@@ -355,7 +359,7 @@ async def _ask_client(ctx: ServerRequestContext[Any], request: types.ServerReque
 
     if not _client_offers(ctx, request):
         return
-    answer_type = REQUEST_TYPES[request.method][1]
+    answer_type = ANSWER_TYPES[request.method]
     metadata = ServerMessageMetadata(related_request_id=ctx.request_id)
     with anyio.move_on_after(CLIENT_REQUEST_TIMEOUT_S):
         try:

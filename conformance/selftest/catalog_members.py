@@ -58,19 +58,23 @@ def _named_members_only(original: Callable[..., Any]) -> Callable[..., Any]:
     return scrub_tree
 
 
-def _notifications_despite_scrubbing_off(original: Callable[..., Any]) -> Callable[..., Any]:
-    """Send the notifications a handler asks for even with result scrubbing off."""
+def sent_despite_scrubbing_off(member: str) -> Callable[[Any], Any]:
+    """Send what a handler asks for under ``member`` (``notifications``, ``requests``) even
+    with result scrubbing off, as it wrote it."""
 
-    def render(outcome: Any, scrubbing: bool) -> Any:
-        from reference_impl.mcp_server import further_notifications
+    def transform(original: Callable[..., Any]) -> Callable[..., Any]:
+        def render(outcome: Any, scrubbing: bool) -> Any:
+            from reference_impl import mcp_server
 
-        rendered = original(outcome, scrubbing)
-        if scrubbing or not isinstance(outcome.rich, dict) or outcome.is_error:
-            return rendered
-        asked = further_notifications(outcome.rich.get("notifications", ()))
-        return dataclasses.replace(rendered, notifications=asked)
+            rendered = original(outcome, scrubbing)
+            if scrubbing or not isinstance(outcome.rich, dict) or outcome.is_error:
+                return rendered
+            asked = getattr(mcp_server, f"further_{member}")(outcome.rich.get(member, ()))
+            return dataclasses.replace(rendered, **{member: asked})
 
-    return render
+        return render
+
+    return transform
 
 
 MUTANTS: Final[tuple[Mutant, ...]] = (
@@ -128,7 +132,7 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "mcp-notifications-when-scrubbing-off",
         "MCP-003",
         "With result scrubbing off, the handler's further notifications go out as it wrote them.",
-        ((_SERVER, "render", _notifications_despite_scrubbing_off),),
+        ((_SERVER, "render", sent_despite_scrubbing_off("notifications")),),
         via="mcp",
     ),
 )

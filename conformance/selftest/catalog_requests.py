@@ -13,34 +13,17 @@ prints a value.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable
-from typing import Any, Final
+from typing import Final
 
 from conformance.selftest.base import Mutant
 from conformance.selftest.catalog_mcp import kept_where, scrub_except
+from conformance.selftest.catalog_members import sent_despite_scrubbing_off
 
 _REGISTRY: Final = "reference_impl._registry"
 _SERVER: Final = "reference_impl.mcp_server"
 
 #: The members of a sampling request that hold its conversation.
 _CONVERSATION: Final = ("messages", "systemPrompt")
-
-
-def _requests_despite_scrubbing_off(original: Callable[..., Any]) -> Callable[..., Any]:
-    """Send the requests a tool asks for even with result scrubbing off, as it wrote them."""
-
-    def render(outcome: Any, scrubbing: bool) -> Any:
-        from reference_impl.mcp_server import further_requests
-
-        rendered = original(outcome, scrubbing)
-        if scrubbing or not isinstance(outcome.rich, dict) or outcome.is_error:
-            return rendered
-        asked = further_requests(outcome.rich.get("requests", ()))
-        return dataclasses.replace(rendered, requests=asked)
-
-    return render
-
 
 MUTANTS: Final[tuple[Mutant, ...]] = (
     Mutant(
@@ -64,7 +47,7 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "MCP-003",
         "With result scrubbing off, the requests a tool asks for go to the client as it wrote "
         "them.",
-        ((_SERVER, "render", _requests_despite_scrubbing_off),),
+        ((_SERVER, "render", sent_despite_scrubbing_off("requests")),),
         via="mcp",
     ),
 )
