@@ -22,10 +22,9 @@ from typing import Any, Final
 import pytest
 
 from conformance.canary import Kind, Mint
-from conformance.host import Answer, HandlerKind
-from conformance.outcomes import require
-from conformance.scenario import RecordingHost, answering, config, make_secret, ref, tool
-from conformance.via import final_message, mcp_call, mcp_host
+from conformance.host import HandlerKind
+from conformance.rich_calls import approved_rich_call
+from conformance.scenario import RecordingHost, tool
 
 #: The ``rich`` handler with every further member filled (driver protocol, its ``members``).
 RICH_MEMBERS: Final = tool("rich-members", HandlerKind.RICH, members=True)
@@ -58,21 +57,9 @@ def unnamed_members(result: Mapping[str, Any]) -> Iterator[str]:
 
 
 def _rich_call(host: RecordingHost, mint: Mint, kind: Kind, policy: dict[str, Any]) -> None:
-    """Send one approved call of the ``rich`` handler with further members, naming a
-    secret's password and notes; skip, saying why, when its result holds none of them."""
-    mcp = mcp_host(host)
-    secret = make_secret(mint, kind=kind)
-    host.reset(config([secret], tools=(RICH_MEMBERS,), policy=policy))
-    call, _ = mcp.call(
-        mcp_call(RICH_MEMBERS.name, {"a": ref(secret.id), "b": ref(secret.id, "notes")}),
-        answering(Answer.APPROVE),
-    )
-    seen, payload = final_message(call)
-    require(seen != "none", "MCP-003", "the rich call got neither a result nor an error")
-    if seen == "error" or payload.get("isError") is True:
-        # A host whose MCP layer refuses a member it cannot send leaks nothing by failing; the
-        # sweep has searched the failure.
-        pytest.skip("the host failed the rich call with further members: nothing else to search")
+    """Send one approved call of the ``rich`` handler with further members; skip, saying why,
+    when its result holds none of them."""
+    _, payload, _ = approved_rich_call(host, mint, kind, RICH_MEMBERS, policy)
     if not any(True for _ in unnamed_members(payload)):
         pytest.skip(NOTHING_SENT)
 

@@ -22,11 +22,10 @@ from typing import Any, Final
 import pytest
 
 from conformance.canary import Kind, Mint
-from conformance.host import Answer, HandlerKind
+from conformance.host import HandlerKind
 from conformance.mcp_tap import FROM_SERVER
-from conformance.outcomes import require
-from conformance.scenario import RecordingHost, answering, config, make_secret, ref, tool
-from conformance.via import final_message, mcp_call, mcp_host
+from conformance.rich_calls import approved_rich_call
+from conformance.scenario import RecordingHost, tool
 
 #: The ``rich`` handler asking its host to send requests (driver protocol, its ``requests``).
 RICH_REQUESTS: Final = tool("rich-requests", HandlerKind.RICH, requests=True)
@@ -45,20 +44,7 @@ NOTHING_ASKED: Final = (
 def _requests_call(host: RecordingHost, mint: Mint, kind: Kind, policy: dict[str, Any]) -> int:
     """Send one approved call of the ``rich`` handler with requests, naming a secret's password
     and notes, and return how many requests to the client arrived while it ran."""
-    mcp = mcp_host(host)
-    secret = make_secret(mint, kind=kind)
-    host.reset(config([secret], tools=(RICH_REQUESTS,), policy=policy))
-    before = {message.number for message in mcp.tap.pending().messages}
-    call, _ = mcp.call(
-        mcp_call(RICH_REQUESTS.name, {"a": ref(secret.id), "b": ref(secret.id, "notes")}),
-        answering(Answer.APPROVE),
-    )
-    seen, payload = final_message(call)
-    require(seen != "none", "MCP-003", "the rich call got neither a result nor an error")
-    if seen == "error" or payload.get("isError") is True:
-        # A host that fails a call whose tool asked for a request leaks nothing by failing;
-        # the sweep has searched the failure.
-        pytest.skip("the host failed the rich call that asked for requests: nothing to search")
+    mcp, _, before = approved_rich_call(host, mint, kind, RICH_REQUESTS, policy)
     return sum(
         1
         for message in mcp.tap.pending().messages
