@@ -445,6 +445,37 @@ def test_kept_arguments_are_bounded(host: RecordingHost, mint: Mint, length: int
         )
 
 
+#: Escapes other than ``\\uXXXX`` in text that is not JSON: the reference host decodes only
+#: ``\\u`` escapes there (so that an escaped marker is seen and redacted) and keeps these as
+#: the agent wrote them.
+_KEPT_ESCAPES = '\\"q\\\\r\\ns\\/t\\x'
+
+
+@pytest.mark.req("LEDG-022", "LEDG-004", "GRAM-016")
+def test_refused_text_keeps_its_escapes(host: RecordingHost, mint: Mint) -> None:
+    """Arguments that are not JSON and carry a reference are refused; the reference host keeps
+    them whole in the record, every escape but ``\\uXXXX`` as written: a host that dropped or
+    decoded them would record text the agent never sent."""
+    if via_mcp(host):
+        not_applicable("over MCP the arguments are always a JSON object (decisions R9.2)")
+    secret = make_secret(mint)
+    host.reset(config([secret]))
+    raw = '{"x": "' + _KEPT_ESCAPES + " " + ref(secret.id) + '"'
+    outcome = host.invoke(RECORDER.name, raw)
+    require(
+        outcome.disposition == "SECRET_UNRESOLVED",
+        "GRAM-016",
+        f"arguments that are not JSON and carry a reference ended {outcome.disposition}",
+    )
+    sanitized = str(ledger_records(host.observe())[-1].get("sanitizedArgs", ""))
+    require(
+        sanitized == raw,
+        ("LEDG-022", "LEDG-004"),
+        f"the record keeps {len(sanitized)} characters of a {len(raw)}-character text that is "
+        "not JSON, not the text whole with its escapes as written",
+    )
+
+
 @pytest.mark.req("SCRUB-016")
 def test_single_pass_leftmost_longest(host: RecordingHost) -> None:
     """The reference scrubber takes the leftmost, then longest, match and never rescans."""
