@@ -358,6 +358,9 @@ ORDER: Final[tuple[str, ...]] = (
     "mcp-sampling-conversation-unscrubbed",
     "mcp-client-requests-when-scrubbing-off",
     "provider-save-stamp-masked",
+    "non-json-escapes-dropped",
+    "redaction-braces-counted-from-one",
+    "duration-plus-a-second",
 )
 
 

@@ -329,6 +329,41 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         ),
     ),
     Mutant(
+        "non-json-escapes-dropped",
+        "LEDG-022",
+        "In text that is not JSON, every escape but \\uXXXX is dropped from the record's "
+        "sanitizedArgs, so the ledger holds text the agent never sent.",
+        (
+            line_patch(
+                "reference_impl._scan",
+                "_unescape_match",
+                "return match.group(0)",
+                "return match.group(1)",
+            ),
+        ),
+    ),
+    Mutant(
+        "redaction-braces-counted-from-one",
+        "LEDG-007",
+        "A malformed candidate's braces are counted from one, so a candidate closed by a single "
+        "brace is redacted up to a later brace, hiding the agent's text between them.",
+        (line_patch("reference_impl._sanitize", "_redaction_end", "depth = 0", "depth = 1"),),
+    ),
+    Mutant(
+        "duration-plus-a-second",
+        "LEDG-021",
+        "durationMs adds a second to the call's length in seconds instead of multiplying it, so "
+        "every record reads about 1000 ms whatever the call took.",
+        (
+            line_patch(
+                "reference_impl._registry",
+                "Registry._record",
+                "call.started) * 1000",
+                "call.started) + 1000",
+            ),
+        ),
+    ),
+    Mutant(
         "policy-file-error-raised",
         "POL-002",
         "An unusable policy file (a directory, a FIFO, over 16 MiB, not UTF-8) makes loading "
