@@ -447,6 +447,16 @@ class ConformanceHooks:
         if recording is not None:
             result.reads = tuple(sorted(recording.reads | recording.swept))
             result.swept_only = tuple(sorted(recording.swept - recording.reads))
+            result.leaked_on = tuple(
+                sorted(
+                    {
+                        capability
+                        for sweep in recording.sweeps
+                        for finding in sweep.leaks
+                        if (capability := SURFACE_CAPABILITIES.get(finding.surface)) is not None
+                    }
+                )
+            )
             result.sweeps = [
                 {"call": where, "searched": list(searched)}
                 for sweep in recording.sweeps

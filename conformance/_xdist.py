@@ -77,6 +77,7 @@ def result_payload(result: CheckResult, hardening: Iterable[HardeningRow]) -> di
         "attempts": result.attempts,
         "reads": list(result.reads),
         "swept_only": list(result.swept_only),
+        "leaked_on": list(result.leaked_on),
         "sweeps": [
             {"call": str(sweep["call"]), "searched": list(sweep["searched"])}
             for sweep in result.sweeps
@@ -119,6 +120,7 @@ def result_from_payload(payload: Mapping[str, Any]) -> tuple[CheckResult, list[H
         attempts=int(payload["attempts"]),
         reads=tuple(payload["reads"]),
         swept_only=tuple(payload["swept_only"]),
+        leaked_on=tuple(payload["leaked_on"]),
         sweeps=[
             {"call": sweep["call"], "searched": list(sweep["searched"])}
             for sweep in payload["sweeps"]

@@ -218,6 +218,7 @@ def build_report(run: RunData) -> dict[str, Any]:
                 ],
                 "reads": list(check.reads),
                 "sweptOnly": list(check.swept_only),
+                "leakedOn": list(check.leaked_on),
                 "leak": check.leak,
                 "harnessError": check.harness,
                 "attempts": check.attempts,

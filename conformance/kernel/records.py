@@ -130,6 +130,8 @@ class CheckResult:
         reads: The capabilities the check used or asked for.
         swept_only: Those of ``reads`` that only the canary sweep read, never the check's body:
             a failure that is not a leak did not rest on them.
+        leaked_on: Those of ``reads`` whose surfaces the canary sweep found a value on: a leak
+            rests on them and on the body's reads, not on the other surfaces swept.
         sweeps: For each call the canary sweep covered, the surfaces searched.
         not_searched: The surfaces the sweep could not search: unseen, never clean.
         leak: Whether the failure is a value the canary sweep found, on any attempt: such a
@@ -158,6 +160,7 @@ class CheckResult:
     harness: bool = False
     attempts: int = 1
     swept_only: tuple[str, ...] = ()
+    leaked_on: tuple[str, ...] = ()
 
     @property
     def executed(self) -> bool:
@@ -184,6 +187,7 @@ class CheckResult:
             self.harness,
             self.attempts,
             self.swept_only,
+            self.leaked_on,
         )
 
 

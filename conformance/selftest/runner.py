@@ -20,7 +20,7 @@ import json
 import shlex
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,15 +49,16 @@ class Verdict:
     harness_error: str | None
     seconds: float
     reads: tuple[str, ...] = ()
-    """The capabilities the catch rested on: everything a check that caught it through a leak
-    used, and what the body of a check that caught it otherwise read."""
+    """The capabilities the catch rested on: what the body of a check that caught it read, and
+    for a leak those of the surfaces the value was found on."""
     core: bool = False
     """Whether a hand-written check (not only the generated corpus) caught it."""
     stopped: bool = False
     """Whether the run ended once the mutant's requirement was decided, before its last check."""
     swept: tuple[str, ...] = ()
-    """The capabilities only the canary sweep read, beside catches of the checks' own bodies:
-    stripping one changes nothing those bodies saw, so the same failure decides the run."""
+    """The capabilities only the canary sweep read, and found no value on: stripping one changes
+    nothing the catching checks' bodies saw nor where the value was found, so the same failure
+    decides the run."""
     modelled: bool = False
     """Whether the model check was among the checks that caught it."""
 
@@ -93,6 +94,14 @@ def _run_suite(arguments: Sequence[str]) -> dict[str, Any] | None:
         return loaded
 
 
+def _leaked_on(check: Mapping[str, Any]) -> set[str]:
+    """The capabilities a leak the check failed on rests on: those of the surfaces the value
+    was found on (every surface it read, for a report that does not say which)."""
+    if not check.get("leak"):
+        return set()
+    return set(check.get("leakedOn", check.get("reads", ())))
+
+
 def judge(mutant: Mutant, report: dict[str, Any] | None, seconds: float) -> Verdict:
     """Decide from a suite report whether ``mutant`` was caught, naming its requirement."""
     if report is None:
@@ -114,14 +123,15 @@ def judge(mutant: Mutant, report: dict[str, Any] | None, seconds: float) -> Verd
         if mutant.requirement in check["failedRequirements"]
         or any(item["requirement"] == mutant.requirement for item in check["nonStrict"])
     ]
-    # What the catch rested on: a leak rests on every surface the sweep read; a failure of the
-    # check's body alone on what the body read, not on what the sweep read beside it.
+    # What the catch rested on: what the check's body read, and for a leak the surfaces the
+    # value was found on; not what the sweep read beside them, whose loss leaves the same
+    # failure to decide the run.
     used = {capability for check in catching for capability in check.get("reads", ())}
     rested = {
         capability
         for check in catching
         for capability in check.get("reads", ())
-        if check.get("leak") or capability not in check.get("sweptOnly", ())
+        if capability not in check.get("sweptOnly", ()) or capability in _leaked_on(check)
     }
     reads, swept = tuple(sorted(rested)), tuple(sorted(used - rested))
     core = any(GENERATED_MARK not in check["id"] for check in catching)
@@ -291,8 +301,8 @@ def _strip_tables(
     out(
         f"capability stripping: {len(rows) - len(broken)}/{len(rows)} runs never conformant, "
         f"no check judging on what it could not see; {stops} runs stopped once decided; "
-        f"{left_out} not run: a capability only the sweep read, beside a catch by a check's "
-        "own body, which the same failure decides"
+        f"{left_out} not run: a capability only the sweep read and found no value on, which "
+        "the same failure decides"
     )
     return [row.label for row in broken]
 

@@ -2,10 +2,11 @@
 
 The table reruns each mutant once per capability its catch rested on, with that capability
 stripped. A check's report lists what its body read and, apart, what only the canary sweep read
-on its behalf (``sweptOnly``). A leak rests on every surface swept; a failure of the body alone
-rests on the body's reads, so a surface only the sweep read is left out beside it: the same
-failure decides that run. These tests pin the split in the report, the rule in
-:func:`conformance.selftest.runner.judge`, and the argument itself on a real mutant.
+on its behalf (``sweptOnly``), and, for a leak, the surfaces the value was found on
+(``leakedOn``). A catch rests on the body's reads and on the surfaces a value was found on, so a
+surface only the sweep read, and found nothing on, is left out: the same failure decides that
+run. These tests pin the split in the report, the rule in
+:func:`conformance.selftest.runner.judge`, and the argument itself on real mutants.
 """
 
 from __future__ import annotations
@@ -56,8 +57,26 @@ def test_a_body_catch_rests_on_what_the_body_read() -> None:
 
 
 @pytest.mark.req("INV1")
-def test_a_leak_rests_on_every_surface_swept() -> None:
-    """A value the sweep found rests on the surfaces it searched: none is left out."""
+def test_a_leak_rests_on_the_surfaces_it_was_found_on() -> None:
+    """A value the sweep found rests on the surfaces it was found on and on the body's reads;
+    a surface the sweep searched and found nothing on is left out."""
+    mutant = BY_NAME[BODY_CAUGHT]
+    report = _report(
+        {
+            "reads": ["control.revoke", "observe.ledger", "observe.log"],
+            "sweptOnly": ["observe.ledger", "observe.log"],
+            "leakedOn": ["observe.log"],
+            "leak": True,
+        }
+    )
+    verdict = runner.judge(mutant, report, 0.0)
+    assert verdict.reads == ("control.revoke", "observe.log")
+    assert verdict.swept == ("observe.ledger",)
+
+
+@pytest.mark.req("INV1")
+def test_a_leak_of_a_report_that_does_not_say_where_rests_on_every_surface() -> None:
+    """A report without ``leakedOn`` (written before it was kept) leaves nothing out."""
     mutant = BY_NAME[BODY_CAUGHT]
     report = _report(
         {
@@ -135,6 +154,48 @@ def test_a_row_left_out_is_decided_without_it(tmp_path: Path) -> None:
         tmp_path / "stripped",
         "--host",
         stripped_command(["observe.log"], driver_command(mutant.name)),
+        "--requirements",
+        mutant.requirement,
+        "--stop-when-decided",
+        "-k",
+        "not gen-",
+    )
+    assert stripped.report()["verdict"] not in CERTIFYING
+
+
+#: A mutant caught by a leak on the host log alone: its ledger is swept and holds nothing.
+LOG_LEAKED = "debug-log-holds-value"
+
+
+@pytest.mark.req("LOG-001", "INV1")
+def test_a_leak_row_left_out_is_decided_without_it(tmp_path: Path) -> None:
+    """The argument on a real leak: the value is found on the host log, the ledger the sweep
+    also searched is left out of the rows, and with the ledger stripped the verdict is still
+    not conformant (the same leak decides it)."""
+    mutant = BY_NAME[LOG_LEAKED]
+    caught = run_suite(
+        tmp_path / "caught",
+        "--host",
+        driver_command(mutant.name),
+        "--requirements",
+        mutant.requirement,
+        "--stop-when-decided",
+        mutant.requirement,
+        "-k",
+        "not gen-",
+    )
+    report = caught.report()
+    verdict = runner.judge(mutant, report, 0.0)
+    assert verdict.caught
+    leaks = [check for check in report["checks"] if check["leak"]]
+    assert leaks, "the mutant was not caught by a leak"
+    assert all(check["leakedOn"] == ["observe.log"] for check in leaks), leaks[0]["leakedOn"]
+    assert "observe.log" in verdict.reads
+    assert "observe.ledger" in verdict.swept, verdict
+    stripped = run_suite(
+        tmp_path / "stripped",
+        "--host",
+        stripped_command(["observe.ledger"], driver_command(mutant.name)),
         "--requirements",
         mutant.requirement,
         "--stop-when-decided",
