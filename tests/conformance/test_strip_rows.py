@@ -131,36 +131,45 @@ def test_the_report_keeps_the_sweeps_reads_apart(tmp_path: Path) -> None:
         assert "observe.log" in check["sweptOnly"]
 
 
+def _caught(tmp_path: Path, name: str) -> dict[str, Any]:
+    """Run the mutant's requirement behind the driver as the self-test does; return the report."""
+    mutant = BY_NAME[name]
+    return run_suite(
+        tmp_path / "caught",
+        "--host",
+        driver_command(name),
+        "--requirements",
+        mutant.requirement,
+        "--stop-when-decided",
+        mutant.requirement,
+        "-k",
+        "not gen-",
+    ).report()
+
+
+def _stripped_verdict(tmp_path: Path, name: str, capability: str) -> str:
+    """Rerun the mutant's requirement with ``capability`` stripped; return the verdict."""
+    verdict: str = run_suite(
+        tmp_path / "stripped",
+        "--host",
+        stripped_command([capability], driver_command(name)),
+        "--requirements",
+        BY_NAME[name].requirement,
+        "--stop-when-decided",
+        "-k",
+        "not gen-",
+    ).report()["verdict"]
+    return verdict
+
+
 @pytest.mark.req("FENCE-001")
 def test_a_row_left_out_is_decided_without_it(tmp_path: Path) -> None:
     """The argument on a real mutant: caught by its check's body, it is rerun behind the driver
     with a surface only the sweep read stripped, and the verdict is still not conformant."""
-    mutant = BY_NAME[BODY_CAUGHT]
-    caught = run_suite(
-        tmp_path / "caught",
-        "--host",
-        driver_command(mutant.name),
-        "--requirements",
-        mutant.requirement,
-        "--stop-when-decided",
-        mutant.requirement,
-        "-k",
-        "not gen-",
-    )
-    verdict = runner.judge(mutant, caught.report(), 0.0)
+    verdict = runner.judge(BY_NAME[BODY_CAUGHT], _caught(tmp_path, BODY_CAUGHT), 0.0)
     assert verdict.caught
     assert "observe.log" in verdict.swept, verdict
-    stripped = run_suite(
-        tmp_path / "stripped",
-        "--host",
-        stripped_command(["observe.log"], driver_command(mutant.name)),
-        "--requirements",
-        mutant.requirement,
-        "--stop-when-decided",
-        "-k",
-        "not gen-",
-    )
-    assert stripped.report()["verdict"] not in CERTIFYING
+    assert _stripped_verdict(tmp_path, BODY_CAUGHT, "observe.log") not in CERTIFYING
 
 
 #: A mutant caught by a leak on the host log alone: its ledger is swept and holds nothing.
@@ -172,34 +181,12 @@ def test_a_leak_row_left_out_is_decided_without_it(tmp_path: Path) -> None:
     """The argument on a real leak: the value is found on the host log, the ledger the sweep
     also searched is left out of the rows, and with the ledger stripped the verdict is still
     not conformant (the same leak decides it)."""
-    mutant = BY_NAME[LOG_LEAKED]
-    caught = run_suite(
-        tmp_path / "caught",
-        "--host",
-        driver_command(mutant.name),
-        "--requirements",
-        mutant.requirement,
-        "--stop-when-decided",
-        mutant.requirement,
-        "-k",
-        "not gen-",
-    )
-    report = caught.report()
-    verdict = runner.judge(mutant, report, 0.0)
+    report = _caught(tmp_path, LOG_LEAKED)
+    verdict = runner.judge(BY_NAME[LOG_LEAKED], report, 0.0)
     assert verdict.caught
     leaks = [check for check in report["checks"] if check["leak"]]
     assert leaks, "the mutant was not caught by a leak"
     assert all(check["leakedOn"] == ["observe.log"] for check in leaks), leaks[0]["leakedOn"]
     assert "observe.log" in verdict.reads
     assert "observe.ledger" in verdict.swept, verdict
-    stripped = run_suite(
-        tmp_path / "stripped",
-        "--host",
-        stripped_command(["observe.ledger"], driver_command(mutant.name)),
-        "--requirements",
-        mutant.requirement,
-        "--stop-when-decided",
-        "-k",
-        "not gen-",
-    )
-    assert stripped.report()["verdict"] not in CERTIFYING
+    assert _stripped_verdict(tmp_path, LOG_LEAKED, "observe.ledger") not in CERTIFYING
