@@ -316,18 +316,28 @@ def _asked_for(asked: object, kinds: Mapping[str, Any]) -> list[Any]:
     return sent
 
 
-#: The requests to its client a rich result may ask the MCP layer to send during its call.
-REQUEST_TYPES: Final[Mapping[str, Any]] = {
-    "sampling/createMessage": types.CreateMessageRequest,
-    "roots/list": types.ListRootsRequest,
-    "ping": types.PingRequest,
-}
+@dataclass(frozen=True, slots=True)
+class ClientRequest:
+    """One kind of request a rich result may ask the MCP layer to send its client.
 
-#: The answer each of those requests expects.
-ANSWER_TYPES: Final[Mapping[str, Any]] = {
-    "sampling/createMessage": types.CreateMessageResult,
-    "roots/list": types.ListRootsResult,
-    "ping": types.EmptyResult,
+    Attributes:
+        request: The SDK type of the request.
+        answer: The SDK type of the answer it expects.
+        needs: The client capability it needs declared (``None``: every client answers it).
+    """
+
+    request: Any
+    answer: Any
+    needs: str | None = None
+
+
+#: The requests to its client a rich result may ask the MCP layer to send during its call.
+CLIENT_REQUESTS: Final[Mapping[str, ClientRequest]] = {
+    "sampling/createMessage": ClientRequest(
+        types.CreateMessageRequest, types.CreateMessageResult, "sampling"
+    ),
+    "roots/list": ClientRequest(types.ListRootsRequest, types.ListRootsResult, "roots"),
+    "ping": ClientRequest(types.PingRequest, types.EmptyResult),
 }
 
 #: Seconds the MCP layer waits for its client to answer one of those requests.
@@ -339,38 +349,34 @@ def further_requests(asked: object) -> tuple[types.ServerRequest, ...]:
 
     An entry of another kind, or one the SDK's schema refuses, is left out.
     """
-    return tuple(_asked_for(asked, REQUEST_TYPES))
-
-
-def _client_offers(ctx: ServerRequestContext[Any], request: types.ServerRequest) -> bool:
-    """Whether the client declared what ``request`` needs (sampling, roots; ping needs none)."""
-    capabilities = ctx.session.client_capabilities
-    if isinstance(request, types.CreateMessageRequest):
-        return capabilities is not None and capabilities.sampling is not None
-    if isinstance(request, types.ListRootsRequest):
-        return capabilities is not None and capabilities.roots is not None
-    return True
+    kinds = {method: kind.request for method, kind in CLIENT_REQUESTS.items()}
+    return tuple(_asked_for(asked, kinds))
 
 
 async def _ask_client(ctx: ServerRequestContext[Any], request: types.ServerRequest) -> None:
-    """Send one request to the client, within :data:`CLIENT_REQUEST_TIMEOUT_S`; its answer,
-    or its error, is not used."""
+    """Send one request to a client that declared what it needs, within
+    :data:`CLIENT_REQUEST_TIMEOUT_S`; its answer, or its error, is not used."""
     from mcp.shared.message import ServerMessageMetadata
 
-    if not _client_offers(ctx, request):
+    kind = CLIENT_REQUESTS[request.method]
+    if kind.needs is not None and not _declared(ctx, kind.needs):
         return
-    answer_type = ANSWER_TYPES[request.method]
     metadata = ServerMessageMetadata(related_request_id=ctx.request_id)
     with anyio.move_on_after(CLIENT_REQUEST_TIMEOUT_S):
         try:
-            await ctx.session.send_request(request, answer_type, metadata=metadata)
+            await ctx.session.send_request(request, kind.answer, metadata=metadata)
         except Exception:  # a client that refuses or fails the request is no concern here
             return
 
 
-def _can_elicit(ctx: ServerRequestContext[Any]) -> bool:
+def _declared(ctx: ServerRequestContext[Any], capability: str) -> bool:
+    """Whether the client declared ``capability`` (``elicitation``, ``sampling``, ``roots``)."""
     capabilities = ctx.session.client_capabilities
-    return capabilities is not None and capabilities.elicitation is not None
+    return capabilities is not None and getattr(capabilities, capability, None) is not None
+
+
+def _can_elicit(ctx: ServerRequestContext[Any]) -> bool:
+    return _declared(ctx, "elicitation")
 
 
 def build_server(

@@ -1,10 +1,11 @@
 """Mutant hosts for the checks that mutation testing of the reference host asked for.
 
 This module owns the broken reference hosts behind ``conformance/checks/test_slot_accounting.py``,
-``conformance/checks/test_fence_history.py``, ``conformance/checks/test_exact_results.py`` and
-the policy-file check of ``conformance/checks/test_reference_only.py``: each breaks one
-requirement in a way the older checks let through, and the self-test must catch it. A mutant
-here changes behaviour only, and never prints a value.
+``conformance/checks/test_fence_history.py``, ``conformance/checks/test_exact_results.py``, the
+policy-file and kept-escapes checks of ``conformance/checks/test_reference_only.py``, and the
+redaction-extent and duration checks of ``conformance/checks/test_ledger.py``: each breaks one
+requirement in a way the older checks let through, and the self-test must catch it (a SHOULD
+by being reported non-strict). A mutant here changes behaviour only, and never prints a value.
 """
 
 from __future__ import annotations

@@ -94,12 +94,15 @@ def _run_suite(arguments: Sequence[str]) -> dict[str, Any] | None:
         return loaded
 
 
-def _leaked_on(check: Mapping[str, Any]) -> set[str]:
-    """The capabilities a leak the check failed on rests on: those of the surfaces the value
-    was found on (every surface it read, for a report that does not say which)."""
-    if not check.get("leak"):
-        return set()
-    return set(check.get("leakedOn", check.get("reads", ())))
+def _rested_on(check: Mapping[str, Any]) -> set[str]:
+    """The capabilities a catching check's failure rests on: what its body read (its reads
+    less those only the sweep read), and for a leak those of the surfaces the value was found
+    on (every surface it read, for a report that does not say which)."""
+    reads = set(check.get("reads", ()))
+    rested = reads - set(check.get("sweptOnly", ()))
+    if check.get("leak"):
+        rested |= reads & set(check.get("leakedOn", reads))
+    return rested
 
 
 def judge(mutant: Mutant, report: dict[str, Any] | None, seconds: float) -> Verdict:
@@ -127,12 +130,7 @@ def judge(mutant: Mutant, report: dict[str, Any] | None, seconds: float) -> Verd
     # value was found on; not what the sweep read beside them, whose loss leaves the same
     # failure to decide the run.
     used = {capability for check in catching for capability in check.get("reads", ())}
-    rested = {
-        capability
-        for check in catching
-        for capability in check.get("reads", ())
-        if capability not in check.get("sweptOnly", ()) or capability in _leaked_on(check)
-    }
+    rested = {capability for check in catching for capability in _rested_on(check)}
     reads, swept = tuple(sorted(rested)), tuple(sorted(used - rested))
     core = any(GENERATED_MARK not in check["id"] for check in catching)
     modelled = any(stripping.is_model_check(check["id"]) for check in catching)
