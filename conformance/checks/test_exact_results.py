@@ -277,6 +277,58 @@ def _overlap_then_repeat(host: RecordingHost, mint: Mint, distance: str, shift: 
                 )
 
 
+#: Lengths of a value that overlaps itself: short of, at and past half the 256-character window
+#: a search may look in first, at and around the window itself, and past twice its size. A
+#: scrubber whose arithmetic for where a search resumes holds only for short forms (a form's
+#: length masked, halved or taken from the wrong end) shows only once the form is long.
+_SELF_OVERLAP_LENGTHS: Final = (129, 200, 255, 256, 257, 300, 400, 512)
+
+#: Periods of that value, which are also the distance from one occurrence to the next: short,
+#: so that the next occurrence straddles the window's end, and long, so that it starts late.
+_SELF_OVERLAP_PERIODS: Final = (9, 64)
+
+
+@pytest.mark.req("SCRUB-009")
+@pytest.mark.parametrize("period", _SELF_OVERLAP_PERIODS)
+@pytest.mark.parametrize("length", _SELF_OVERLAP_LENGTHS)
+def test_long_value_overlapping_itself_is_scrubbed(
+    host: RecordingHost, mint: Mint, length: int, period: int
+) -> None:
+    """A long value whose occurrences overlap each other, the first of them overlapped by a
+    short value too, is left in no form: the occurrence the overlap passed over is found again
+    wherever it ends, whatever the value's length."""
+    unit = ""
+    while len(unit) < period:
+        unit += mint.canary(Kind.PLAIN, "period").value
+    unit = unit[:period]
+    periodic = unit * (length // period + 2)
+    value = periodic[:length]
+    # The short value ends inside the long value's first occurrence, so the two overlap; the
+    # long value occurs again ``period`` characters later, overlapping its first occurrence.
+    long_secret = SecretSpec(new_id(), "long.example", "user-long-x", value)
+    short_secret = SecretSpec(new_id(), "short.example", "user-short-x", "Z" + value[:7])
+    text = "Z" + periodic[: length + period] + " then the rest"
+    static = tool("static", HandlerKind.STATIC, text=text)
+    host.reset(config([long_secret, short_secret], tools=(static,)))
+    args = args_json({"a": ref(long_secret.id), "b": ref(short_secret.id)})
+    outcome = host.invoke(static.name, args)
+    require(not outcome.is_error, "SCRUB-009", f"the call ended {outcome.disposition}")
+    if " then the rest" not in outcome.text or not any(
+        placeholder(secret.id) in outcome.text for secret in (long_secret, short_secret)
+    ):
+        # Nothing came back scrubbed, so no surviving form would be evidence of anything.
+        unchecked("SCRUB-009", "the handler's text did not come back with a placeholder")
+        return
+    for which, secret in (("long", long_secret), ("short", short_secret)):
+        for name, form in required_forms(secret.password).items():
+            if form in outcome.text:
+                fail(
+                    "SCRUB-009",
+                    f"form {name} of the {which} value ({length} characters, overlapping "
+                    f"itself every {period}) survived scrubbing",
+                )
+
+
 def _pattern(length: int) -> str:
     unit = "0123456789abcdefghijklmnopqrstuvwxyz\n"
     return (unit * (length // len(unit) + 1))[:length]

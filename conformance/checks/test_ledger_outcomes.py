@@ -21,7 +21,7 @@ import pytest
 
 from conformance.canary import Mint
 from conformance.host import Answer, CallResult, HandlerKind, SecretSpec
-from conformance.outcomes import require
+from conformance.outcomes import fail, require
 from conformance.scenario import (
     RECORDER,
     REFERENCE_CAPABILITY,
@@ -135,16 +135,18 @@ def test_record_says_how_the_call_ended(host: RecordingHost, mint: Mint, case: s
         )
 
 
-def _failing_registry(secret: SecretSpec, step: str, ledger: Any) -> tuple[Any, list[str]]:
-    """A reference registry whose own step ``step`` fails once, with one echo tool, and the
-    steps it has reached so far."""
+def _failing_registry(
+    secret: SecretSpec, step: str, ledger: Any, *, always: bool = False
+) -> tuple[Any, list[str]]:
+    """A reference registry whose own step ``step`` fails once (every time, when ``always``),
+    with one echo tool, and the steps it has reached so far."""
     from reference_impl import InMemoryVault, Registry, SecretRecord, SecretValue, Tool, User
 
     heard: list[str] = []
 
     def tracer(name: str) -> None:
         heard.append(name)
-        if name == step and heard.count(name) == 1:
+        if name == step and (always or heard.count(name) == 1):
             raise RuntimeError(f"the host failed at {name}")
 
     record = SecretRecord(
@@ -221,4 +223,33 @@ def test_host_failure_with_its_record_lost_says_so(
         outcome.is_error and outcome.ledger_error is not None,
         "LEDG-013",
         f"a host failure at {step} whose record could not be written did not say so on the call",
+    )
+
+
+@pytest.mark.req("LEDG-016", "LEDG-013")
+def test_host_failure_whose_record_cannot_be_built_says_so(host: RecordingHost, mint: Mint) -> None:
+    """A call whose record the reference host fails to build, and fails again to build as the
+    record of that failure, still ends: invoke does not raise, the result is withheld, nothing
+    is written, and the call says its record was lost."""
+    if not host.has(REFERENCE_CAPABILITY):
+        pytest.skip("not applicable: this check fails the reference implementation's own steps")
+    from reference_impl import MemoryLedger
+
+    secret = make_secret(mint)
+    ledger = MemoryLedger()
+    registry, heard = _failing_registry(secret, "ledger", ledger, always=True)
+    try:
+        outcome = registry.invoke("echo", json.dumps({"x": "{{secret:" + secret.id + "}}"}))
+    except Exception as error:  # the host's contract is that invoke never raises
+        fail("LEDG-016", f"invoke raised {type(error).__name__} when no record could be built")
+    require(heard.count("ledger") >= 2, "LEDG-016", "the registry never tried the record twice")
+    require(
+        not ledger.records,
+        "LEDG-016",
+        f"a record that could not be built left {len(ledger.records)} records",
+    )
+    require(
+        outcome.is_error and outcome.ledger_error is not None,
+        "LEDG-013",
+        "a call whose record could not be built did not say so on the call",
     )

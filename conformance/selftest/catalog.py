@@ -354,6 +354,8 @@ ORDER: Final[tuple[str, ...]] = (
     "mcp-notifications-when-scrubbing-off",
     "tool-save-stamp-masked",
     "policy-file-error-raised",
+    "self-overlap-window-masked",
+    "failure-record-error-raised",
     "mcp-client-requests-unscrubbed",
     "mcp-sampling-conversation-unscrubbed",
     "mcp-client-requests-when-scrubbing-off",

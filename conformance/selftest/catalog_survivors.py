@@ -2,10 +2,12 @@
 
 This module owns the broken reference hosts behind ``conformance/checks/test_slot_accounting.py``,
 ``conformance/checks/test_fence_history.py``, ``conformance/checks/test_exact_results.py``, the
-policy-file and kept-escapes checks of ``conformance/checks/test_reference_only.py``, and the
-redaction-extent and duration checks of ``conformance/checks/test_ledger.py``: each breaks one
-requirement in a way the older checks let through, and the self-test must catch it (a SHOULD
-by being reported non-strict). A mutant here changes behaviour only, and never prints a value.
+policy-file and kept-escapes checks of ``conformance/checks/test_reference_only.py``, the
+redaction-extent and duration checks of ``conformance/checks/test_ledger.py``, and the check of
+a host failure whose record cannot be built in ``conformance/checks/test_ledger_outcomes.py``:
+each breaks one requirement in a way the older checks let through, and the self-test must catch
+it (a SHOULD by being reported non-strict). A mutant here changes behaviour only, and never
+prints a value.
 """
 
 from __future__ import annotations
@@ -377,6 +379,35 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
                 "except ArithmeticError as error:",
             )
             for module in ("reference_impl._policy", "reference_impl")
+        ),
+    ),
+    Mutant(
+        "self-overlap-window-masked",
+        "SCRUB-009",
+        "After an overlap, a long form is looked for again from the window's end masked with "
+        "its length instead of less its length, so the next occurrence of a value of 255 to "
+        "about 500 characters that overlaps itself is left in clear.",
+        (
+            line_patch(
+                "reference_impl._scrub",
+                "_find_after",
+                "max(start, end - len(form) + 1)",
+                "max(start, end & len(form) + 1)",
+            ),
+        ),
+    ),
+    Mutant(
+        "failure-record-error-raised",
+        "LEDG-016",
+        "When the record of a call the host failed on cannot be built either, the error "
+        "escapes invoke instead of ending the call with the lost record said on it.",
+        (
+            line_patch(
+                "reference_impl._registry",
+                "Registry._internal_failure",
+                "except Exception:  # the record of a failure must not fail the call",
+                "except LookupError:  # the record of a failure must not fail the call",
+            ),
         ),
     ),
 )

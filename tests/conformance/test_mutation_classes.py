@@ -4,13 +4,15 @@ A fresh-seed mutation run left survivors in these classes: what the ledger recor
 calls and host failures, which calls carry an errorSnippet, stray characters at JSON's separator
 places, a pending limit above small numbers, a revocation spanning the prompts of several calls,
 a look-alike marker beside a real reference, the error a policy file with one unknown member
-gets, and a value inside another at the start of a scrubbed text. Each case below names a
-one-line mutant of the reference host of that class (cosmic-ray's operators, or the same kind of
-change), which the checks before these let through; the mutants are entries of the mutant
-catalog (``conformance/selftest/catalog_lines.py``), which the self-test catches with the whole
-suite. Here each is held to the check module written for its class on its own: run in this
-process against the mutant, the module must fail naming the mutant's requirement, and against
-the unmutated reference host it must pass. Nothing here prints a value.
+gets, a value inside another at the start of a scrubbed text, a long value that overlaps
+itself, and a host failure whose record cannot be built. Each case below names a one-line mutant
+of the reference host of that class (cosmic-ray's operators, or the same kind of change), which
+the checks before these let through; the mutants are entries of the mutant catalog
+(``conformance/selftest/catalog_lines.py`` and ``catalog_survivors.py``), which the self-test
+catches with the whole suite. Here each is held to the check module written for its class on
+its own: run in this process against the mutant, the module must fail naming the mutant's
+requirement, and against the unmutated reference host it must pass. Nothing here prints a
+value.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ CASES: Final = (
     ("look-alike-read-beside-a-real-marker", "conformance.checks.test_lookalike_beside"),
     ("policy-error-names-second-unknown", "conformance.checks.test_reference_only"),
     ("overlap-test-inverted", "conformance.checks.test_exact_results"),
+    ("self-overlap-window-masked", "conformance.checks.test_exact_results"),
+    ("failure-record-error-raised", "conformance.checks.test_ledger_outcomes"),
 )
 
 #: The check modules of the cases, each once.
