@@ -559,16 +559,21 @@ def ledger(
     matched in no order: each host's are sorted by the fields compared, the arguments' text
     aside."""
     where = f"call {call.step} to {call.tool}" if call else "the step"
+    # Only a call the kill switch or RBAC withholds at step [0] may go unrecorded (LEDG-006,
+    # EITHER); one refused with the same disposition at the fence, after its prompt, reached
+    # the pre-pass and is recorded like any refusal (R6.3). Such a call ends at its own invoke
+    # step, unprompted, so the step's withheld record is its own.
+    at_gate = call is not None and not call.prompted
     if not ordered:
         host, model = sorted(host, key=_record_key), sorted(model, key=_record_key)
     if len(host) != len(model):
         withheld = [r for r in model if r.get("approvalDisposition") in WITHHELD_TOOL]
-        if call is not None and len(model) - len(host) == len(withheld) == 1:
+        if at_gate and len(model) - len(host) == len(withheld) == 1:
             held.take("LEDG-006", "not-recorded", f"{where}: a withheld call was")
             return
         fail("LEDG-005", f"{where}: {len(host)} ledger records, the model {len(model)}")
     for mine, theirs in zip(host, model, strict=True):
-        if theirs.get("approvalDisposition") in WITHHELD_TOOL:
+        if at_gate and theirs.get("approvalDisposition") in WITHHELD_TOOL:
             held.take("LEDG-006", "recorded", f"{where}: a withheld call was")
         for name, key in _RECORD_FIELDS:
             if name == "sanitizedArgs" and call is not None and (call.deep or not call.short):

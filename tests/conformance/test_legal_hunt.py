@@ -9,6 +9,7 @@ unchecked: no check fails, and no record of an earlier call is read as the withh
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from conformance.selftest.base import Variant
 from conformance.selftest.hosts import driver_command
 from conformance.selftest.runner import path_arguments
 from conformance.selftest.variants import PARTLY_OBSERVED
-from tests.conformance.suite_runs import run_suite
+from tests.conformance.suite_runs import console
 
 #: The outcomes a requirement of such a variant may show: held, the alternative it took, or
 #: unchecked for what the variant leaves unobservable.
@@ -25,19 +26,31 @@ ALLOWED = ("pass", "accepted-alternative", "unchecked")
 
 
 @pytest.mark.req("ORD-004", "LEDG-006", "MCP-011")
+# The model check cites these requirements and holds the alternatives a run takes: with one
+# example it never met a call the kill switch refuses at the fence, which must be recorded,
+# beside one it withholds at step [0], which this variant leaves unrecorded.
+@pytest.mark.usefixtures("full_model_budget")
 @pytest.mark.parametrize("variant", PARTLY_OBSERVED, ids=lambda variant: variant.name)
 def test_partly_observed_variant_fails_nothing(tmp_path: Path, variant: Variant) -> None:
     """No check of the variant's requirements fails or errors, each requirement is held or
     unchecked, the alternatives it takes are reported, and the verdict is never non-conformant."""
     pytest.importorskip("mcp", reason="the MCP SDK is not installed")
-    report = run_suite(
+    # As a user's gate runs it: the command line, in a process of its own.
+    reported_to = tmp_path / "report.json"
+    console(
         tmp_path,
         "--host",
         driver_command(variant.name),
         *path_arguments(variant.via),
         "--requirements",
         ",".join(variant.requirements),
-    ).report()
+        "--report-json",
+        str(reported_to),
+        "--report-md",
+        str(tmp_path / "report.md"),
+        timeout=600.0,
+    )
+    report = json.loads(reported_to.read_text(encoding="utf-8"))
     failing = [check["id"] for check in report["checks"] if check["outcome"] in ("fail", "error")]
     assert failing == [], failing[:5]
     outcomes = {entry["id"]: entry["outcome"] for entry in report["requirements"]}
