@@ -392,10 +392,14 @@ def test_control_between_calls_governs_next_call(
         reads_before = len(host.observe().vault_reads) if reads else 0
         outcome = host.invoke(_GUARDED.name, args, operator)
         what = f"{scenario}, step {number}"
+        # What is seen comes first, the disposition last: over MCP a call withheld by the
+        # kill switch or RBAC may have its disposition named nowhere (R6.3, R9.8), and a
+        # judgment resting on it ends the check unchecked.
+        refused = not (step.ends & _RAN)
         require(
-            outcome.disposition in step.ends,
+            outcome.is_error is refused,
             step.requirement,
-            f"{what}: the call ended {outcome.disposition}, not {' or '.join(sorted(step.ends))}",
+            f"{what}: the call {'ran' if refused else 'was refused'}, where it should not",
         )
         prompted = operator.seen > prompts_before
         require(
@@ -403,10 +407,15 @@ def test_control_between_calls_governs_next_call(
             "APPR-001" if step.secret and step.prompts else step.requirement,
             f"{what}: the call {'opened' if prompted else 'did not open'} a prompt",
         )
-        if reads and not step.prompts and outcome.disposition not in _RAN:
+        if reads and not step.prompts and refused:
             read = len(host.observe().vault_reads) - reads_before
             require(
                 read == 0,
                 (step.requirement, "INV3") if step.requirement != "ORD-004" else "ORD-004",
-                f"{what}: a call refused as {outcome.disposition} read {read} vault pages",
+                f"{what}: a refused call read {read} vault pages",
             )
+        require(
+            outcome.disposition in step.ends,
+            step.requirement,
+            f"{what}: the call ended {outcome.disposition}, not {' or '.join(sorted(step.ends))}",
+        )

@@ -162,16 +162,25 @@ def test_near_names_are_unknown_tools(host: RecordingHost, mint: Mint) -> None:
     UNKNOWN_TOOL: no vault read, no prompt, no run, however close the name."""
     secret = make_secret(mint)
     host.reset(config([secret], tools=(_RULED,)))
+    outcomes = []
     for name in near_names(_RULED.name, NEAR_NAME_COUNT):
         outcome = host.invoke(name, args_json({"x": ref(secret.id)}), answering(Answer.APPROVE))
         require(
-            outcome.disposition == "UNKNOWN_TOOL" and outcome.is_error,
+            outcome.is_error,
             "ORD-006",
-            f"a call to {name!r}, near the registered {_RULED.name!r}, ended {outcome.disposition}",
+            f"a call to {name!r}, near the registered {_RULED.name!r}, was not refused",
         )
+        outcomes.append((name, outcome))
     seen = host.observe()
     require(
         seen.vault_reads == () and seen.approval_requests == () and seen.receipts == (),
         "ORD-006",
         "a call to a near name of a registered tool read the vault, prompted or ran a tool",
     )
+    # Last: over MCP an unknown tool's disposition may be named nowhere (R9.8).
+    for name, outcome in outcomes:
+        require(
+            outcome.disposition == "UNKNOWN_TOOL",
+            "ORD-006",
+            f"a call to {name!r}, near the registered {_RULED.name!r}, ended {outcome.disposition}",
+        )

@@ -72,10 +72,12 @@ def test_kill_switch_withholds_before_the_prepass(
     host.control().kill(RECORDER.name if scope == "one-tool" else None)
     outcome = host.invoke(RECORDER.name, args)
     seen = host.observe()
+    # What is seen first: over MCP a withheld call's disposition may be named nowhere (R6.3,
+    # R9.8), and a judgment resting on it ends the check unchecked.
     require(
-        outcome.disposition == "KILL_SWITCHED" and outcome.is_error,
+        outcome.is_error,
         "ORD-004",
-        f"a kill-switched tool ({scope}, {case} arguments) ended {outcome.disposition}",
+        f"a kill-switched tool ({scope}, {case} arguments) was not refused",
     )
     require(
         seen.vault_reads == () and seen.approval_requests == () and seen.receipts == (),
@@ -83,6 +85,11 @@ def test_kill_switch_withholds_before_the_prepass(
         "a kill-switched tool read the vault, prompted or ran",
     )
     accept("LEDG-006", "recorded" if ledger_records(seen) else "not-recorded")
+    require(
+        outcome.disposition == "KILL_SWITCHED",
+        "ORD-004",
+        f"a kill-switched tool ({scope}, {case} arguments) ended {outcome.disposition}",
+    )
 
 
 @pytest.mark.req("ORD-004")
@@ -99,7 +106,17 @@ def test_kill_switch_for_one_tool_spares_the_others(host: RecordingHost, mint: M
         f"the kill switch for one tool withheld another ({spared.disposition})",
     )
     host.control().kill(None)
+    before = host.observe()
     withheld = host.invoke(ECHO.name, args_json({"x": ref(secret.id)}))
+    after = host.observe()
+    require(
+        withheld.is_error
+        and len(after.vault_reads) == len(before.vault_reads)
+        and len(after.approval_requests) == len(before.approval_requests)
+        and len(after.receipts) == len(before.receipts),
+        "ORD-004",
+        "the kill switch for every tool let a call through, read the vault or prompt",
+    )
     require(
         withheld.disposition == "KILL_SWITCHED",
         "ORD-004",
@@ -126,7 +143,12 @@ def test_kill_switch_outranks_every_rule(host: RecordingHost, mint: Mint, rule: 
     host.control().kill(RECORDER.name)
     outcome = host.invoke(RECORDER.name, args_json({"x": "plain"}))
     require(
-        outcome.disposition == "KILL_SWITCHED" and host.observe().receipts == (),
+        outcome.is_error and host.observe().receipts == (),
+        "POL-004",
+        f"under {rule} a kill-switched tool ran",
+    )
+    require(
+        outcome.disposition == "KILL_SWITCHED",
         "POL-004",
         f"under {rule} a kill-switched tool ended {outcome.disposition}",
     )
@@ -140,12 +162,22 @@ def test_kill_switch_outranks_rbac(host: RecordingHost, mint: Mint) -> None:
     host.reset(config([make_secret(mint)], tools=(guarded,)))
     rbac = host.invoke(guarded.name, args_json({"x": "plain"}))
     require(
+        rbac.is_error and host.observe().receipts == (),
+        "ORD-004",
+        "a tool the user may not use ran",
+    )
+    require(
         rbac.disposition == "RBAC_DENIED",
         "ORD-004",
         f"a tool the user may not use ended {rbac.disposition}",
     )
     host.control().kill(guarded.name)
     both = host.invoke(guarded.name, args_json({"x": "plain"}))
+    require(
+        both.is_error and host.observe().receipts == (),
+        "POL-004",
+        "with the kill switch and RBAC both withholding, the tool ran",
+    )
     require(
         both.disposition == "KILL_SWITCHED",
         "POL-004",
@@ -168,14 +200,20 @@ def test_unknown_tool_refused_first(host: RecordingHost, mint: Mint, argument: s
     outcome = host.invoke("no-such-tool", args)
     seen = host.observe()
     require(
-        outcome.disposition == "UNKNOWN_TOOL" and outcome.is_error,
+        outcome.is_error,
         "ORD-006",
-        f"a call to an unknown tool ({argument} arguments) ended {outcome.disposition}",
+        f"a call to an unknown tool ({argument} arguments) was not refused",
     )
     require(
         seen.vault_reads == () and seen.approval_requests == () and seen.receipts == (),
         "ORD-006",
         "a call to an unknown tool read the vault, prompted or ran a tool",
+    )
+    # Last: over MCP an unknown tool's disposition may be named nowhere (R9.8).
+    require(
+        outcome.disposition == "UNKNOWN_TOOL",
+        "ORD-006",
+        f"a call to an unknown tool ({argument} arguments) ended {outcome.disposition}",
     )
 
 

@@ -219,6 +219,7 @@ ORDER: Final[tuple[str, ...]] = (
     "mcp-listing-holds-value",
     "mcp-refusal-behind-banner",
     "mcp-numbers-as-strings",
+    "mcp-unnamed-withheld-reads-vault",
     "pending-slot-freed-twice",
     "stamps-or-generation",
     "stamps-xor-generation",

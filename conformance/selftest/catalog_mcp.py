@@ -10,11 +10,17 @@ print a value.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from conformance.selftest.base import Mutant
-from conformance.selftest.variants import descriptors_in_schema, refusals_as_errors
+from conformance.selftest.variants import (
+    SDK_PREFIX,
+    descriptors_in_schema,
+    gate_unrecorded,
+    refusals_as_errors,
+)
 
 _SERVER: Final = "reference_impl.mcp_server"
 
@@ -219,6 +225,23 @@ def _numbers_as_strings(original: Callable[..., str]) -> Callable[..., str]:
     return arguments_text
 
 
+def _gate_reads_the_vault(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Read a page of the vault before withholding a call at step [0], and leave no record
+    of it, as the legal variant ``mcp-errors-withheld-unrecorded`` does."""
+    from reference_impl._types import Disposition
+
+    unrecorded = gate_unrecorded(original)
+    withheld = frozenset({Disposition.KILL_SWITCHED, Disposition.RBAC_DENIED})
+
+    @functools.wraps(original)
+    def _refuse(self: Any, call: Any, refusal: Any) -> Any:
+        if call.marked is None and refusal.disposition in withheld and self.vault is not None:
+            self.vault.read_page(0, 1)
+        return unrecorded(self, call, refusal)
+
+    return _refuse
+
+
 MUTANTS: Final[tuple[Mutant, ...]] = (
     Mutant(
         "mcp-structured-unscrubbed",
@@ -358,6 +381,18 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         "MCP-002",
         "The MCP layer re-serializes every number of the arguments as a string.",
         ((_SERVER, "arguments_text", _numbers_as_strings),),
+        via="mcp",
+    ),
+    Mutant(
+        "mcp-unnamed-withheld-reads-vault",
+        "ORD-004",
+        "On a host whose withheld calls are named nowhere (refusals as JSON-RPC errors without "
+        "data, calls withheld at step [0] unrecorded: two EITHER alternatives), the kill "
+        "switch and RBAC withhold a call only after reading a page of the vault.",
+        (
+            (_SERVER, "render", refusals_as_errors(SDK_PREFIX)),
+            ("reference_impl._registry", "Registry._refuse", _gate_reads_the_vault),
+        ),
         via="mcp",
     ),
 )
