@@ -274,22 +274,39 @@ def test_approve_runs_once_and_silence_times_out(host: RecordingHost, mint: Mint
     require(len(host.observe().receipts) == 1, "MCP-008", "the unanswered call ran")
 
 
-@pytest.mark.req("MCP-009", "MCP-012")
+#: The pending limit of the check below, and the calls it makes: one more than the limit, so
+#: that a host whose refused calls keep their prompts' slots ends the last one QUEUE_FULL.
+_NO_ELICIT_LIMIT: Final = 2
+_NO_ELICIT_CALLS: Final = _NO_ELICIT_LIMIT + 1
+
+
+@pytest.mark.req("MCP-009", "MCP-012", "APPR-009")
 def test_no_elicitation_to_a_client_that_cannot(host: RecordingHost, mint: Mint) -> None:
-    """A client without elicitation is never elicited from, and its call is never approved."""
+    """A client without elicitation is never elicited from, and its call is never approved:
+    each of more calls than the pending limit is refused at once or times out, and none of
+    them QUEUE_FULL, since no prompt of an earlier one is still open."""
     mcp = mcp_host(host)
     secret = make_secret(mint)
-    host.reset(config([secret], approval_timeout_s=2.0))
-    call, before = mcp.call(mcp_call(SHA256.name, {"text": ref(secret.id)}), elicit=False)
-    require(
-        not elicitations(call),
-        "MCP-009",
-        "the host sent elicitation/create to a client that did not declare elicitation",
-    )
-    outcome = mcp.result_of(call, before)
-    require(outcome.is_error, "MCP-009", "a call from a client that cannot elicit was approved")
-    require(host.observe().receipts == (), "MCP-009", "the tool ran without an approval")
-    accept("MCP-012", "timeout" if outcome.disposition == "TIMEOUT" else "deny")
+    host.reset(config([secret], approval_timeout_s=1.0, pending_limit=_NO_ELICIT_LIMIT))
+    endings: list[str] = []
+    for number in range(1, _NO_ELICIT_CALLS + 1):
+        call, before = mcp.call(mcp_call(SHA256.name, {"text": ref(secret.id)}), elicit=False)
+        require(
+            not elicitations(call),
+            "MCP-009",
+            "the host sent elicitation/create to a client that did not declare elicitation",
+        )
+        outcome = mcp.result_of(call, before)
+        require(outcome.is_error, "MCP-009", f"call {number} from a client that cannot elicit ran")
+        require(host.observe().receipts == (), "MCP-009", "the tool ran without an approval")
+        require(
+            outcome.disposition != "QUEUE_FULL",
+            "APPR-009",
+            f"call {number} from a client that cannot elicit ended QUEUE_FULL with no prompt "
+            "of the earlier calls open",
+        )
+        endings.append("timeout" if outcome.disposition == "TIMEOUT" else "deny")
+    accept("MCP-012", endings[0])
 
 
 @pytest.mark.req("MCP-010")

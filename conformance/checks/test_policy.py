@@ -8,7 +8,7 @@ follow the design's precedence.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
@@ -68,6 +68,25 @@ _INVALID = {
     "array": "[]",
     "garbage": "\u0000\u0001 not a policy",
 }
+
+#: The design's two switches, each given every JSON value that is not a boolean: numbers that a
+#: loose reader takes for one (0 and 1 compare equal to false and true in several languages),
+#: strings that spell one, null, and containers. Each makes the file invalid (POL-002).
+_SWITCHES: Final = {"enabled": "secretReferencesEnabled", "scrubbing": "resultScrubbingEnabled"}
+_NOT_BOOLEANS: Final = {
+    "zero": "0",
+    "one": "1",
+    "zero-float": "0.0",
+    "one-float": "1.0",
+    "string-false": '"false"',
+    "string-true": '"true"',
+    "null": "null",
+    "array": "[]",
+    "object": "{}",
+}
+for _short, _member in _SWITCHES.items():
+    for _label, _text in _NOT_BOOLEANS.items():
+        _INVALID.setdefault(f"{_short}-{_label}", '{"' + _member + '": ' + _text + "}")
 
 
 @pytest.mark.req("POL-002")

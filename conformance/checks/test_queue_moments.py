@@ -42,6 +42,7 @@ from conformance.outcomes import fail, not_applicable, require, unchecked
 from conformance.scenario import (
     RECORDER,
     WAIT_SECONDS,
+    HeldOperator,
     RecordingHost,
     answering,
     args_json,
@@ -337,6 +338,14 @@ def _drive_deny(host: RecordingHost, args: str) -> None:
         _alone(outcome, "DENIED", "APPR-010", "a denied call")
 
 
+def _drive_persist_failed(host: RecordingHost, _args: str) -> None:
+    # A broad answer to a reference-free call whose rule the store cannot save: the prompt
+    # closes, the call ends POLICY_PERSIST_FAILED, and its slot must be free again.
+    for _ in range(_LIMIT + 1):
+        outcome = host.invoke(RECORDER.name, _PLAIN, answering(Answer.ALWAYS_ALLOW))
+        _alone(outcome, "POLICY_PERSIST_FAILED", "APPR-012", "a broad answer that was not saved")
+
+
 def _drive_unanswered(host: RecordingHost, args: str, operator: OperatorScript) -> None:
     pending = [host.start(RECORDER.name, args, operator) for _ in range(_LIMIT)]
     for call in pending:
@@ -390,10 +399,14 @@ _ENDINGS: Final[dict[str, tuple[Callable[[RecordingHost, str], None], float]]] =
     "queue-full": (_drive_queue_full, _HOLD_S),
     "reset-while-open": (_drive_reset, _HOLD_S),
     "while-executing": (_drive_executed, _HOLD_S),
+    "persist-failures": (_drive_persist_failed, _HOLD_S),
 }
 
+#: The endings that need the policy store to fail.
+_FAILING_STORE: Final = frozenset({"persist-failures"})
 
-@pytest.mark.req("APPR-009", "APPR-008", "APPR-010")
+
+@pytest.mark.req("APPR-009", "APPR-008", "APPR-010", "APPR-012")
 @pytest.mark.parametrize("ending", list(_ENDINGS))
 def test_limit_exact_after(host: RecordingHost, mint: Mint, ending: str) -> None:
     """After prompts end each way, the limit's worth of prompts open and every call beyond them
@@ -402,6 +415,10 @@ def test_limit_exact_after(host: RecordingHost, mint: Mint, ending: str) -> None
     round trip first: the probe after them must open the held prompts and decide the calls
     beyond them within it."""
     host.need("start", "observe.receipts")
+    store = "working"
+    if ending in _FAILING_STORE:
+        host.need("policy.store-failing")
+        store = "failing"
     drive, timeout = _ENDINGS[ending]
     secret = make_secret(mint)
     args = args_json({"x": ref(secret.id)})
@@ -413,6 +430,7 @@ def test_limit_exact_after(host: RecordingHost, mint: Mint, ending: str) -> None
             pending_limit=_LIMIT,
             approval_timeout_s=approval_timeout_s,
             execution_timeout_s=_EXECUTION_S,
+            policy_store=store,
         )
 
     if timeout < _HOLD_S:
@@ -608,6 +626,50 @@ def test_timeout_ignores_permissive_rules(host: RecordingHost, mint: Mint, grant
         len(host.observe().receipts) == before,
         ("APPR-008", "APPR-001"),
         f"under {grant}, an unanswered secret-bearing call reached its tool",
+    )
+
+
+@pytest.mark.req("APPR-009", "POL-004")
+@pytest.mark.parametrize("grant", list(_PERMISSIVE))
+def test_unprompted_call_runs_while_the_queue_is_full(
+    host: RecordingHost, mint: Mint, grant: str
+) -> None:
+    """With the pending limit's worth of prompts open, a reference-free call that a rule,
+    session trust or YOLO lets run unasked still runs: QUEUE_FULL is for a prompt beyond the
+    limit, and this call asks for none."""
+    policy, action, capability = _PERMISSIVE[grant]
+    host.need("start", "observe.receipts", *([capability] if capability else []))
+    secret = make_secret(mint)
+    host.reset(config([secret], policy=policy, pending_limit=_LIMIT, approval_timeout_s=_HOLD_S))
+    if action is not None:
+        action(host.control())
+    held = HeldOperator()
+    pending = [
+        host.start(RECORDER.name, args_json({"x": ref(secret.id), "n": n}), held)
+        for n in range(_LIMIT)
+    ]
+    try:
+        require(held.wait_seen(_LIMIT), "APPR-009", "the held prompts never opened")
+        before = len(host.observe().receipts)
+        outcome = host.invoke(RECORDER.name, _PLAIN)
+        ran = len(host.observe().receipts) - before
+    finally:
+        held.release()
+    for call in pending:
+        call.result(WAIT_SECONDS)
+    if policy is not None and outcome.disposition == "POLICY_DENIED":
+        pytest.skip(f"the host does not accept the {grant} policy field")
+    require(
+        outcome.disposition != "QUEUE_FULL",
+        "APPR-009",
+        f"under {grant}, a reference-free call that asks for no prompt ended QUEUE_FULL with "
+        f"the limit's {_LIMIT} prompts open",
+    )
+    require(
+        not outcome.is_error and ran == 1,
+        "POL-004",
+        f"under {grant}, a reference-free call made while the queue was full ended "
+        f"{outcome.disposition}",
     )
 
 

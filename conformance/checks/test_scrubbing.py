@@ -375,9 +375,10 @@ def _surrogate_spellings(value: str) -> dict[str, str]:
     return spellings
 
 
-@pytest.mark.req("SCRUB-017", "SCRUB-018")
+@pytest.mark.req("SCRUB-017", "SCRUB-018", "ORD-003")
 def test_lone_surrogate_value(host: RecordingHost, mint: Mint) -> None:
-    """A value holding a lone surrogate is refused, or delivered with no spelling left readable."""
+    """A value holding a lone surrogate is refused at resolution, before any prompt, or
+    delivered with no spelling left readable."""
     base = make_secret(mint)
     value = base.password[:4] + "\ud800" + base.password[4:]
     secret = SecretSpec(base.id, base.website, base.username, value)
@@ -385,6 +386,17 @@ def test_lone_surrogate_value(host: RecordingHost, mint: Mint) -> None:
     outcome = host.invoke(ECHO.name, args_json({"v": ref(secret.id)}))
     if outcome.disposition == "SECRET_UNRESOLVED":
         accept("SCRUB-018", "refused")
+        # Refused at resolution (R5.2): like every refusal up to resolution, before the
+        # operator is asked to approve a call that cannot run (ORD-003).
+        if not host.has("observe.requests"):
+            unchecked("ORD-003", "the host did not announce observe.requests")
+            return
+        seen = host.observe()
+        require(
+            seen.approval_requests == () and seen.receipts == (),
+            "ORD-003",
+            "a lone-surrogate value was refused after its prompt was shown",
+        )
         return
     # Delivered: the echo must come back scrubbed, or a missing spelling proves nothing.
     require(

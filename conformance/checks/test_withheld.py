@@ -186,11 +186,19 @@ def test_kill_switch_outranks_rbac(host: RecordingHost, mint: Mint) -> None:
 
 
 @pytest.mark.req("ORD-006")
+@pytest.mark.parametrize("switch", ["off", "every-tool"])
 @pytest.mark.parametrize("argument", ["reference", "malformed", "plain", "not-json"])
-def test_unknown_tool_refused_first(host: RecordingHost, mint: Mint, argument: str) -> None:
-    """A call to a tool nobody registered is UNKNOWN_TOOL: no vault read, no prompt, no run."""
+def test_unknown_tool_refused_first(
+    host: RecordingHost, mint: Mint, argument: str, switch: str
+) -> None:
+    """A call to a tool nobody registered is UNKNOWN_TOOL: no vault read, no prompt, no run.
+    With the kill switch pulled for every tool, the design does not say whether the lookup or
+    the switch comes first, so KILL_SWITCHED is accepted too; nothing may be read or run."""
     secret = make_secret(mint)
     host.reset(config([secret]))
+    if switch == "every-tool":
+        host.need("control.kill")
+        host.control().kill(None)
     args = {
         "reference": args_json({"x": ref(secret.id)}),
         "malformed": args_json({"x": ref("not-a-uuid")}),
@@ -202,7 +210,7 @@ def test_unknown_tool_refused_first(host: RecordingHost, mint: Mint, argument: s
     require(
         outcome.is_error,
         "ORD-006",
-        f"a call to an unknown tool ({argument} arguments) was not refused",
+        f"a call to an unknown tool ({argument} arguments, kill switch {switch}) was not refused",
     )
     require(
         seen.vault_reads == () and seen.approval_requests == () and seen.receipts == (),
@@ -210,10 +218,12 @@ def test_unknown_tool_refused_first(host: RecordingHost, mint: Mint, argument: s
         "a call to an unknown tool read the vault, prompted or ran a tool",
     )
     # Last: over MCP an unknown tool's disposition may be named nowhere (R9.8).
+    allowed = {"UNKNOWN_TOOL", "KILL_SWITCHED"} if switch == "every-tool" else {"UNKNOWN_TOOL"}
     require(
-        outcome.disposition == "UNKNOWN_TOOL",
+        outcome.disposition in allowed,
         "ORD-006",
-        f"a call to an unknown tool ({argument} arguments) ended {outcome.disposition}",
+        f"a call to an unknown tool ({argument} arguments, kill switch {switch}) ended "
+        f"{outcome.disposition}",
     )
 
 

@@ -18,6 +18,7 @@ from conformance.selftest import (
     catalog_classes,
     catalog_dice,
     catalog_grammar,
+    catalog_implementers,
     catalog_invariants,
     catalog_ledger,
     catalog_lines,
@@ -73,6 +74,7 @@ _AREAS: Final = (
     catalog_dice.MUTANTS,
     catalog_members.MUTANTS,
     catalog_requests.MUTANTS,
+    catalog_implementers.MUTANTS,
 )
 
 #: The catalog's order, by name: the first mutants, then the grammar and message mutants, the
@@ -364,6 +366,11 @@ ORDER: Final[tuple[str, ...]] = (
     "non-json-escapes-dropped",
     "redaction-braces-counted-from-one",
     "duration-plus-a-second",
+    "policy-bools-take-zero-and-one",
+    "queue-full-refuses-unprompted-calls",
+    "persist-failure-keeps-slot",
+    "operator-error-keeps-slot",
+    "lone-surrogate-refused-after-prompt",
 )
 
 
