@@ -248,8 +248,8 @@ def make_handler(
         kind: One of :data:`HANDLER_KINDS`.
         tool: The tool's name, for receipts.
         receipts: Where each call's receipt goes.
-        options: ``text`` for static; ``seconds`` for timeout; ``cut`` for overcap; ``pad``,
-            ``members`` and ``requests`` for rich.
+        options: ``text`` and ``isError`` for static; ``forms`` for thrower; ``seconds`` for
+            timeout; ``cut`` for overcap; ``pad``, ``members`` and ``requests`` for rich.
 
     Returns:
         The handler.
@@ -279,6 +279,13 @@ def make_handler(
                 for value in values
             )
         if kind == "thrower":
+            if settings.get("forms") is True:
+                # Every form of every value, as a handler that quotes its request's JSON or a
+                # URL it built in its error would.
+                raise RuntimeError(
+                    "handler failed with "
+                    + " ".join(form for value in values for form in every_form(value))
+                )
             raise RuntimeError("handler failed with " + " ".join(values))
         if kind == "timeout":
             time.sleep(float(settings.get("seconds", 30.0)))
@@ -296,6 +303,9 @@ def make_handler(
                 requests=settings.get("requests") is True,
             )
         if kind == "static":
+            if settings.get("isError") is True:
+                # A failure the handler returns rather than raises, as MCP tools report one.
+                return ToolResult(str(settings.get("text", "")), is_error=True)
             return str(settings.get("text", ""))
         return "ok"
 

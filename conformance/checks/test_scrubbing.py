@@ -24,7 +24,7 @@ from conformance.canary import (
     required_forms,
 )
 from conformance.host import HandlerKind, SecretSpec
-from conformance.outcomes import accept, fail, hardening, require, unchecked
+from conformance.outcomes import accept, fail, hardening, not_applicable, require, unchecked
 from conformance.scenario import (
     ECHO,
     THROWER,
@@ -195,6 +195,46 @@ def test_every_form_of_a_class_canary_is_scrubbed(
             tuple(dict.fromkeys(FORM_REQUIREMENTS[name] for _, name in survived)),
             "forms survived scrubbing: "
             + ", ".join(f"{name} of a {kind.value} {field}" for field, name in survived),
+        )
+
+
+@pytest.mark.req("SCRUB-010", "SCRUB-003", "SCRUB-004", "SCRUB-005", "SCRUB-006")
+@pytest.mark.parametrize("failure", ["raised", "returned"])
+def test_every_form_in_a_failure_is_scrubbed(host: RecordingHost, mint: Mint, failure: str) -> None:
+    """A failure that holds every form of a value, raised by the handler or returned as an
+    error result (as MCP tools report failure), reaches the agent with no form left: failure
+    text is scrubbed as results are, not of the value itself alone."""
+    secret = make_secret(mint, kind=Kind.SPECIAL)
+    forms = required_forms(secret.password)
+    args = args_json({"v": ref(secret.id)})
+    if failure == "raised":
+        failing = tool("thrower-forms", HandlerKind.THROWER, forms=True)
+        # The option is an adapter's to honour: with scrubbing off, a thrower that takes it
+        # shows every form, and one that ignores it shows the value only.
+        host.reset(config([secret], tools=(failing,), policy={"resultScrubbingEnabled": False}))
+        probe = host.invoke(failing.name, args)
+        if not probe.is_error or not all(form in probe.text for form in forms.values()):
+            unchecked(
+                ("SCRUB-010", "SCRUB-004", "SCRUB-005", "SCRUB-006"),
+                "the host's thrower does not take the forms option, or its failure text does "
+                "not quote the handler's message",
+            )
+            return
+    else:
+        failing = tool(
+            "static-error", HandlerKind.STATIC, text="\n".join(forms.values()), isError=True
+        )
+    host.reset(config([secret], tools=(failing,)))
+    outcome = host.invoke(failing.name, args)
+    if not outcome.is_error:
+        # Only the returned failure can come back as a success: a plugin API with no way to
+        # return a failure cannot have this case (docs/driver-protocol.md, static).
+        not_applicable("the host's tools cannot return a failure (static ignored isError)")
+    survived = [name for name, form in forms.items() if form in outcome.text]
+    if survived:
+        fail(
+            ("SCRUB-010", *dict.fromkeys(FORM_REQUIREMENTS[name] for name in survived)),
+            f"a {failure} failure left forms {', '.join(survived)} of the value readable",
         )
 
 

@@ -137,6 +137,9 @@ class Handlers:
         if kind == "sha256":
             return "\n".join(hashlib.sha256(v.encode("utf-8")).hexdigest() for v in values)
         if kind == "thrower":
+            if tool.options.get("forms") is True:
+                shown = [form for value in values for form in every_form(value)]
+                raise HandlerFailed("handler failed with " + " ".join(shown))
             raise HandlerFailed("handler failed with " + " ".join(values))
         if kind == "timeout":
             time.sleep(float(tool.options.get("seconds", 30)))

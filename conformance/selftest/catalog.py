@@ -366,6 +366,8 @@ ORDER: Final[tuple[str, ...]] = (
     "non-json-escapes-dropped",
     "redaction-braces-counted-from-one",
     "duration-plus-a-second",
+    "failure-text-scrubbed-raw-only",
+    "returned-error-results-unscrubbed",
     "policy-bools-take-zero-and-one",
     "queue-full-refuses-unprompted-calls",
     "persist-failure-keeps-slot",

@@ -2,7 +2,8 @@
 
 This module owns broken reference hosts written the way a host built from the design in another
 language goes wrong: a loose boolean test, a pending slot kept on one rare path, a refusal found
-one step too late, a queue consulted for a call that asks for no prompt. The older checks let
+one step too late, a queue consulted for a call that asks for no prompt, a failure text scrubbed
+with less than the whole scrubber. The older checks let
 each of them through; the checks named below were written or widened for them:
 
 - ``policy-bools-take-zero-and-one``: ``test_policy.py::test_invalid_policy_fails_closed``
@@ -14,7 +15,10 @@ each of them through; the checks named below were written or widened for them:
 - ``lone-surrogate-refused-after-prompt``: ``test_scrubbing.py::test_lone_surrogate_value``
   (a refusal at resolution comes before the prompt);
 - ``queue-full-refuses-unprompted-calls``:
-  ``test_queue_moments.py::test_unprompted_call_runs_while_the_queue_is_full``.
+  ``test_queue_moments.py::test_unprompted_call_runs_while_the_queue_is_full``;
+- ``failure-text-scrubbed-raw-only`` and ``returned-error-results-unscrubbed``:
+  ``test_scrubbing.py::test_every_form_in_a_failure_is_scrubbed`` (the ``thrower`` handler's
+  ``forms`` option and the ``static`` handler's ``isError``).
 
 Each changes behaviour only and never prints a value.
 """
@@ -31,6 +35,16 @@ _POLICY: Final = "reference_impl._policy"
 
 
 # --- helpers inserted into recompiled functions' globals -------------------------------------
+
+#: A failure-text scrubber that knows the value itself only (form a), as ``str.replace`` does.
+_RAW_SCRUB: Final = (
+    "def _raw_scrub(resolved, text):\n"
+    "    for reference, value in resolved:\n"
+    "        plain = value.reveal()\n"
+    "        if len(plain) >= 8:\n"
+    "            text = text.replace(plain, '[secret:' + reference.name + ']')\n"
+    "    return text\n"
+)
 
 #: A lone surrogate, found only once the substituted arguments are encoded (after the prompt).
 _LONE: Final = "import re as _re\n_LONE = _re.compile('[\\ud800-\\udfff]')\n"
@@ -56,6 +70,49 @@ def _slot_freed_on_return_only(_original: Callable[..., Any]) -> Callable[..., A
 
 
 MUTANTS: Final[tuple[Mutant, ...]] = (
+    Mutant(
+        "failure-text-scrubbed-raw-only",
+        "SCRUB-010",
+        "A failure text is scrubbed of each value itself (form a) only, as str.replace would; "
+        "results get the whole scrubber. A handler whose error quotes its request's JSON or a "
+        "URL it built leaks the value in forms b to d.",
+        (
+            line_patch(
+                _REG,
+                "Registry._govern",
+                "        if scrubber and self.policy.result_scrubbing_enabled:\n"
+                "            text = scrubber.scrub(text)\n",
+                "        if scrubber and self.policy.result_scrubbing_enabled:\n"
+                "            text = (\n"
+                "                _raw_scrub(resolved, text)\n"
+                "                if result.is_error\n"
+                "                else scrubber.scrub(text)\n"
+                "            )\n",
+                extra=_RAW_SCRUB,
+            ),
+        ),
+    ),
+    Mutant(
+        "returned-error-results-unscrubbed",
+        "SCRUB-010",
+        "A failure the handler returns (an error result, as MCP tools report failure) reaches "
+        "the agent unscrubbed; results and the failure texts the host writes for a raised "
+        "error or a timeout are scrubbed.",
+        (
+            line_patch(
+                _REG,
+                "Registry._govern",
+                "        if scrubber and self.policy.result_scrubbing_enabled:\n",
+                "        if (\n"
+                "            scrubber\n"
+                "            and self.policy.result_scrubbing_enabled\n"
+                "            and not (\n"
+                '                result.is_error and not text.startswith(f"Tool {tool.name} ")\n'
+                "            )\n"
+                "        ):\n",
+            ),
+        ),
+    ),
     Mutant(
         "policy-bools-take-zero-and-one",
         "POL-002",
