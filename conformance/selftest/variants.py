@@ -361,6 +361,9 @@ VARIANTS: Final[tuple[Variant, ...]] = (
         "(LEDG-022), which R6.2 does not ask of another host.",
         (("reference_impl._registry", "sanitize_arguments", kept_whole),),
         via="driver",
+        # It stands for another host, so it does not say it is the reference host: the
+        # reference host's own rules (LEDG-022 among them) are then not applicable (S1.1).
+        hidden=("reference",),
     ),
     Variant(
         "scrub-by-utf16-length",
