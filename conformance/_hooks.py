@@ -485,6 +485,9 @@ class ConformanceHooks:
                 if result.alternatives
                 else Outcome.PASS
             )
+            # The placeholder of a check not yet judged goes: a check that passed has no
+            # failure to explain (a SHOULD missed or an alternative taken is listed apart).
+            result.detail = ""
             return
         error = call.excinfo.value if call.excinfo is not None else None
         met = getattr(getattr(item, "funcargs", {}).get("secref_host"), "failure", None)
