@@ -257,24 +257,41 @@ def _overlap_then_repeat(host: RecordingHost, mint: Mint, distance: str, shift: 
     # ``distance`` characters after the replacement's end (z itself comes first).
     gap = "-" * (max(_DISTANCES[distance](len(y + z), len(z)), len(z)) - len(z))
     text = "~" * shift + x + y + z + gap + y + z + filler + " then " + y + z + filler + x + y
+    survivor = _overlapping_survivor(host, (first, second), text, filler)
+    if survivor is not None:
+        name, number = survivor
+        fail(
+            "SCRUB-009",
+            f"form {name} of overlapping value {number + 1} survived {FAR_FILLER} characters "
+            "after the overlap",
+        )
+
+
+def _overlapping_survivor(
+    host: RecordingHost, secrets: tuple[SecretSpec, SecretSpec], text: str, tail: str
+) -> tuple[str, int] | None:
+    """Run a call that names both ``secrets`` and whose handler returns ``text``, where their
+    values overlap; return the first form left readable, with its secret's index, or None.
+
+    The text comes back unscrubbed only when ``tail`` is missing or no placeholder stands in
+    it: a missing form then proves nothing, and SCRUB-009 is left unchecked.
+    """
     static = tool("static", HandlerKind.STATIC, text=text)
-    host.reset(config([first, second], tools=(static,)))
-    outcome = host.invoke(static.name, args_json({"a": ref(first.id), "b": ref(second.id)}))
+    host.reset(config(list(secrets), tools=(static,)))
+    names = {"a": ref(secrets[0].id), "b": ref(secrets[1].id)}
+    outcome = host.invoke(static.name, args_json(names))
     require(not outcome.is_error, "SCRUB-009", f"the call ended {outcome.disposition}")
-    if filler not in outcome.text or not any(
-        placeholder(secret.id) in outcome.text for secret in (first, second)
+    if tail not in outcome.text or not any(
+        placeholder(secret.id) in outcome.text for secret in secrets
     ):
         # Nothing came back scrubbed, so no surviving form would be evidence of anything.
         unchecked("SCRUB-009", "the handler's text did not come back with a placeholder")
-        return
-    for number, secret in enumerate((first, second), start=1):
+        return None
+    for number, secret in enumerate(secrets):
         for name, form in required_forms(secret.password).items():
             if form in outcome.text:
-                fail(
-                    "SCRUB-009",
-                    f"form {name} of overlapping value {number} survived {FAR_FILLER} "
-                    "characters after the overlap",
-                )
+                return name, number
+    return None
 
 
 #: Lengths of a value that overlaps itself: short of, at and past half the 256-character window
@@ -309,26 +326,16 @@ def test_long_value_overlapping_itself_is_scrubbed(
     # long value occurs again ``period`` characters later, overlapping its first occurrence.
     long_secret = SecretSpec(new_id(), "long.example", "user-long-x", value)
     short_secret = SecretSpec(new_id(), "short.example", "user-short-x", "Z" + value[:7])
-    text = "Z" + periodic[: length + period] + " then the rest"
-    static = tool("static", HandlerKind.STATIC, text=text)
-    host.reset(config([long_secret, short_secret], tools=(static,)))
-    args = args_json({"a": ref(long_secret.id), "b": ref(short_secret.id)})
-    outcome = host.invoke(static.name, args)
-    require(not outcome.is_error, "SCRUB-009", f"the call ended {outcome.disposition}")
-    if " then the rest" not in outcome.text or not any(
-        placeholder(secret.id) in outcome.text for secret in (long_secret, short_secret)
-    ):
-        # Nothing came back scrubbed, so no surviving form would be evidence of anything.
-        unchecked("SCRUB-009", "the handler's text did not come back with a placeholder")
-        return
-    for which, secret in (("long", long_secret), ("short", short_secret)):
-        for name, form in required_forms(secret.password).items():
-            if form in outcome.text:
-                fail(
-                    "SCRUB-009",
-                    f"form {name} of the {which} value ({length} characters, overlapping "
-                    f"itself every {period}) survived scrubbing",
-                )
+    tail = " then the rest"
+    text = "Z" + periodic[: length + period] + tail
+    survivor = _overlapping_survivor(host, (long_secret, short_secret), text, tail)
+    if survivor is not None:
+        name, number = survivor
+        fail(
+            "SCRUB-009",
+            f"form {name} of the {('long', 'short')[number]} value ({length} characters, "
+            f"overlapping itself every {period}) survived scrubbing",
+        )
 
 
 def _pattern(length: int) -> str:

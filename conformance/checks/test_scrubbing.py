@@ -10,7 +10,7 @@ over-cap handler, and the hardening forms of R5.6 are looked for and reported, n
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
@@ -198,7 +198,11 @@ def test_every_form_of_a_class_canary_is_scrubbed(
         )
 
 
-@pytest.mark.req("SCRUB-010", "SCRUB-003", "SCRUB-004", "SCRUB-005", "SCRUB-006")
+#: What the failure-forms check judges: failure text scrubbed, in each form.
+_FAILURE_FORMS_RULES: Final = ("SCRUB-010", "SCRUB-003", "SCRUB-004", "SCRUB-005", "SCRUB-006")
+
+
+@pytest.mark.req(*_FAILURE_FORMS_RULES)
 @pytest.mark.parametrize("failure", ["raised", "returned"])
 def test_every_form_in_a_failure_is_scrubbed(host: RecordingHost, mint: Mint, failure: str) -> None:
     """A failure that holds every form of a value, raised by the handler or returned as an
@@ -215,7 +219,7 @@ def test_every_form_in_a_failure_is_scrubbed(host: RecordingHost, mint: Mint, fa
         probe = host.invoke(failing.name, args)
         if not probe.is_error or not all(form in probe.text for form in forms.values()):
             unchecked(
-                ("SCRUB-010", "SCRUB-004", "SCRUB-005", "SCRUB-006"),
+                _FAILURE_FORMS_RULES,
                 "the host's thrower does not take the forms option, or its failure text does "
                 "not quote the handler's message",
             )
@@ -428,15 +432,13 @@ def test_lone_surrogate_value(host: RecordingHost, mint: Mint) -> None:
         accept("SCRUB-018", "refused")
         # Refused at resolution (R5.2): like every refusal up to resolution, before the
         # operator is asked to approve a call that cannot run (ORD-003).
-        if not host.has("observe.requests"):
-            unchecked("ORD-003", "the host did not announce observe.requests")
-            return
         seen = host.observe()
-        require(
-            seen.approval_requests == () and seen.receipts == (),
-            "ORD-003",
-            "a lone-surrogate value was refused after its prompt was shown",
-        )
+        if seen.judges("observe.requests", "ORD-003"):
+            require(
+                seen.approval_requests == (),
+                "ORD-003",
+                "a lone-surrogate value was refused after its prompt was shown",
+            )
         return
     # Delivered: the echo must come back scrubbed, or a missing spelling proves nothing.
     require(
