@@ -37,7 +37,7 @@ def test_partly_observed_variant_fails_nothing(tmp_path: Path, variant: Variant)
     pytest.importorskip("mcp", reason="the MCP SDK is not installed")
     # As a user's gate runs it: the command line, in a process of its own.
     reported_to = tmp_path / "report.json"
-    console(
+    done, _ = console(
         tmp_path,
         "--host",
         driver_command(variant.name),
@@ -51,6 +51,8 @@ def test_partly_observed_variant_fails_nothing(tmp_path: Path, variant: Variant)
         timeout=600.0,
     )
     report = json.loads(reported_to.read_text(encoding="utf-8"))
+    # The report says what the exit code says (decisions S1).
+    assert done.returncode == report["exitCode"]
     failing = [check["id"] for check in report["checks"] if check["outcome"] in ("fail", "error")]
     assert failing == [], failing[:5]
     outcomes = {entry["id"]: entry["outcome"] for entry in report["requirements"]}
