@@ -214,6 +214,40 @@ def narrowing() -> str | None:
     return f"the model check drew {examples} {noun} of its {CI_EXAMPLES} ({EXAMPLES_ENV})"
 
 
+@contextlib.contextmanager
+def same_draws_everywhere() -> Iterator[None]:
+    """Have the seed draw the same steps whatever modules the process has imported.
+
+    Hypothesis (6.131 and later) now and then draws a constant found in the source of the
+    modules it takes for the caller's own (not installed, not tests), and that pool grows with
+    every such module imported. Inside a user's pytest session, or with this project installed
+    editable, the pool differed from a plain run's, and the CI seed drew other steps from its
+    fifth example on: a fault one run met, another missed. While the model draws, the pool
+    is empty; the constants Hypothesis ships with still come. On versions without the pool,
+    nothing changes. With one version of Hypothesis, a seed then draws alike in every process.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - a Hypothesis without the module
+        yield
+        return
+    found = getattr(providers, "_get_local_constants", None)
+    cache = getattr(providers, "CONSTANTS_CACHE", None)
+    make = getattr(providers, "Constants", None)
+    if found is None or cache is None or make is None:
+        yield
+        return
+    none = make()
+    # Allowed constants are cached per choice with the pool folded in: dropped on both sides.
+    cache.cache.clear()
+    providers._get_local_constants = lambda: none
+    try:
+        yield
+    finally:
+        providers._get_local_constants = found
+        cache.cache.clear()
+
+
 def budget(verdict_only: bool) -> tuple[settings, int | None]:
     """Return the run's settings and, in campaign mode, its seed.
 

@@ -54,6 +54,7 @@ from conformance.model.budget import (
     Step,
     Tally,
     budget,
+    same_draws_everywhere,
     shrink,
     step_line,
 )
@@ -1084,7 +1085,8 @@ def run_model(host: RecordingHost, *, verdict_only: bool = False) -> Context:
     run: Callable[..., None] = run_state_machine_as_test
     try:
         try:
-            run(machine, settings=chosen_settings)
+            with same_draws_everywhere():
+                run(machine, settings=chosen_settings)
         except Exception as raised:
             error = _unflaked(raised)
             if verdict_only or not context.tally.failing or isinstance(error, SuiteError):

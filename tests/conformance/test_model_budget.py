@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -118,6 +120,59 @@ def test_the_budget_takes_nothing_from_the_loaded_profile(
     assert {name: getattr(theirs, name) for name in fields} == {
         name: getattr(ours, name) for name in fields
     }
+
+
+#: A seeded run of text and numbers, as the model's draws are made, printed as one digest:
+#: ``imported`` first imports a module of the caller's own full of constants, ``guarded`` draws
+#: under :func:`budget.same_draws_everywhere`.
+_DRAWS = """
+import contextlib, hashlib, importlib, sys
+from hypothesis import Phase, given, seed, settings, strategies as st
+from conformance.model import budget
+drawn = []
+@seed(budget.CI_SEED)
+@settings(max_examples=150, database=None, derandomize=False, deadline=None,
+          phases=(Phase.generate,))
+@given(st.text(max_size=12), st.integers(0, 10_000))
+def draw(text, number):
+    drawn.append((text, number))
+if sys.argv[1] == "imported":
+    sys.path.insert(0, sys.argv[3])
+    importlib.import_module("constants_of_their_own")
+with budget.same_draws_everywhere() if sys.argv[2] == "guarded" else contextlib.nullcontext():
+    draw()
+print(hashlib.sha256(repr(drawn).encode()).hexdigest())
+"""
+
+
+def test_the_seed_draws_alike_whatever_modules_are_imported(tmp_path: Path) -> None:
+    """Hypothesis draws now and then from constants in the source of the modules it takes for
+    the caller's own, so the same seed drew other model steps inside a user's session (or
+    with this project installed editable) than in a plain run. Under the model's guard the
+    draws are the same with and without such a module; without it, they differ."""
+    providers = pytest.importorskip("hypothesis.internal.conjecture.providers")
+    if not hasattr(providers, "_get_local_constants"):
+        pytest.skip("this Hypothesis draws no constants from the caller's modules")
+    names = ", ".join(f"'kq{number:03d}'" for number in range(300))
+    numbers = ", ".join(str(1000 + number) for number in range(300))
+    (tmp_path / "constants_of_their_own.py").write_text(
+        f"NAMES = ({names},)\nNUMBERS = ({numbers},)\n", encoding="utf-8"
+    )
+
+    def digest(imported: str, guarded: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", _DRAWS, imported, guarded, str(tmp_path)],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=120,
+            check=True,
+        )
+        return done.stdout.strip()
+
+    assert digest("imported", "guarded") == digest("plain", "guarded")
+    # The module does reach the draws (else the first assertion would prove nothing).
+    assert digest("imported", "unguarded") != digest("plain", "unguarded")
 
 
 @pytest.mark.usefixtures("full_model_budget")
