@@ -241,3 +241,34 @@ def test_deny_replaced_before_the_answer(
         "nor run once as APPROVED_ONCE by the rule in force at the answer",
     )
     accept("FENCE-005", "rule-at-answer")
+
+
+@pytest.mark.req("FENCE-006")
+def test_kill_switch_pulled_while_prompt_open(host: RecordingHost, mint: Mint) -> None:
+    """The kill switch pulled for the tool while its prompt is open: the fence's events
+    (decisions R3.4) leave it out, so the host refuses the approved call as KILL_SWITCHED, its
+    tool never called, or runs it once as approved; either is accepted and reported, and
+    anything else fails."""
+    host.need("control.kill")
+    secret = make_secret(mint)
+    host.reset(config([secret]))
+    act = acting(lambda control: control.kill(RECORDER.name))
+    outcome = host.invoke(RECORDER.name, args_json({"x": ref(secret.id)}), act)
+    ran = len(host.observe().receipts)
+    if outcome.disposition == "KILL_SWITCHED":
+        require(
+            ran == 0,
+            "FENCE-006",
+            "the tool ran though the call was refused for a kill switch pulled while its "
+            "prompt was open",
+        )
+        accept("FENCE-006", "refused")
+        return
+    require(
+        outcome.disposition == "APPROVED_ONCE" and ran == 1,
+        "FENCE-006",
+        f"the kill switch pulled while the prompt was open ended {outcome.disposition} with "
+        f"the tool run {ran} times: neither refused as KILL_SWITCHED nor run once as "
+        "APPROVED_ONCE",
+    )
+    accept("FENCE-006", "runs")

@@ -34,6 +34,7 @@ _CITED = (
     "FENCE-003",
     "FENCE-004",
     "FENCE-005",
+    "FENCE-006",
     "INV3",
     "INV4",
     "LEDG-006",

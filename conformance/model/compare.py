@@ -189,6 +189,11 @@ def _fence5(call: Call) -> bool:
     return replaced and not denied
 
 
+def _killed_while_open(call: Call) -> bool:
+    """Whether the kill switch was pulled for the call's tool while its prompt was open."""
+    return call.prompted and ("kill", call.tool) in call.events
+
+
 #: Dispositions of calls that end before the pre-pass, so that no ledger record need name
 #: them (design: the ledger records what reaches the pre-pass; decisions LEDG-006 EITHER).
 UNRECORDED: Final = frozenset({"UNKNOWN_TOOL", *WITHHELD_TOOL})
@@ -345,11 +350,21 @@ def dispositions(call: Call, host: CallResult, model: CallResult, held: Held) ->
         if host.is_error is not model.is_error:
             fail(reasons(model.disposition, model.text, call), f"call {call.step} was not refused")
         return
+    where = f"call {call.step} to {call.tool}"
+    killed = model.disposition == "KILL_SWITCHED" and _killed_while_open(call)
     if host.disposition == model.disposition and host.is_error == model.is_error:
+        if killed:
+            held.take("FENCE-006", "refused", f"{where}: a kill switch pulled while its prompt was open")
         ruled_words(call, host, model)
         return
-    where = f"call {call.step} to {call.tool}"
     pair = f"{host.disposition} where the model ended {model.disposition}"
+    if killed and host.disposition in _RAN:
+        # The fence's events leave the kill switch out (decisions R3.4): running the approved
+        # call is the host's choice. The hosts' receipts and records part here, so the rest of
+        # the example is not compared.
+        held.take("FENCE-006", "runs", f"{where}: a kill switch pulled while its prompt was open")
+        held.off_model = True
+        return
     if _resolved_otherwise(call, host, model):
         # An AI provider key's refusal (SECRET_FORBIDDEN) and another of resolution
         # (SECRET_UNRESOLVED) both apply: the order between them is a SHOULD (ORD-002).

@@ -88,4 +88,6 @@ def event(action: Action) -> tuple[str, str]:
         return (f"save:{action[3]}", f"{action[1]}:{action[2]}")
     if method == "revoke":
         return ("revoke", f"{action[1]}:{action[2]}")
+    if method == "kill":
+        return ("kill", str(action[1]))
     return (method, "")

@@ -323,6 +323,24 @@ VARIANTS: Final[tuple[Variant, ...]] = (
         takes=(("FENCE-005", "rule-at-answer"),),
     ),
     Variant(
+        "kill-switch-unfenced",
+        ("FENCE-006", "FENCE-001", "FENCE-002", "INV4", "ORD-004"),
+        "The fence re-checks revocations, resets, saved DENYs and a lost secret.read, not the "
+        "kill switch: a call whose tool is kill-switched while its prompt is open runs once as "
+        "approved. R3.4 leaves the kill switch out of the fence's events; step [0] still "
+        "withholds every later call.",
+        (
+            line_patch(
+                _REG,
+                "Registry._approve",
+                '        self._trace("fence")\n        if self.rules.killed(tool.name):\n',
+                '        self._trace("fence")\n        if False:\n',
+            ),
+        ),
+        via="driver",
+        takes=(("FENCE-006", "runs"),),
+    ),
+    Variant(
         "shared-value-named-by-later",
         ("SCRUB-008", "SCRUB-007", "SCRUB-009"),
         "A value or form two references share is named by the reference used later, where the "

@@ -335,3 +335,29 @@ def test_a_host_without_controls_passes_the_model_check(tmp_path: Path) -> None:
     host = f"{sys.executable} -m conformance.strip {stripped} -- {driver}"
     run = run_suite(tmp_path, "--host", host, "-k", "test_model")
     assert run.status == 0, run.failed_requirements()
+
+
+@pytest.mark.req("FENCE-006", "ORD-004")
+def test_a_kill_switch_pulled_while_open_may_let_the_call_run() -> None:
+    """A kill switch pulled for the tool while its prompt is open is no event of the fence
+    (decisions R3.4): the host that runs the approved call takes FENCE-006's other alternative,
+    is held to it, and the example is compared no further. Without that kill, or for another
+    tool, running the call the model withheld fails ORD-004."""
+    killed = CallResult("KILL_SWITCHED", "Tool recorder is disabled by the kill-switch", True)
+    ran = CallResult("APPROVED_ONCE", "ok", False)
+    call = Call(3, "recorder", True, prompted=True, events=[("kill", "recorder")])
+    held = Held()
+    compare.dispositions(call, ran, killed, held)
+    assert held.taken == {"FENCE-006": "runs"}
+    assert held.off_model
+    again = Held()
+    compare.dispositions(call, killed, killed, again)
+    assert again.taken == {"FENCE-006": "refused"}
+    with pytest.raises(RequirementError) as raised:
+        compare.dispositions(call, ran, killed, again)
+    assert raised.value.requirements == ("FENCE-006",)
+    for events in ([], [("kill", "echo")]):
+        elsewhere = Call(4, "recorder", True, prompted=True, events=events)
+        with pytest.raises(RequirementError) as raised:
+            compare.dispositions(elsewhere, ran, killed, Held())
+        assert raised.value.requirements[0] == "ORD-004"

@@ -49,6 +49,7 @@ REFERENCE_CHOICES: Final = {
     "GRAM-019": ("refuse", "resolve"),
     "APPR-007": ("does-not-trust",),
     "FENCE-005": ("refused",),
+    "FENCE-006": ("refused",),
     "SCRUB-002": ("kept",),
     "SCRUB-008": ("first",),
     "SCRUB-013": ("clean",),
