@@ -55,7 +55,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="secref-conformance",
         description="Check a host against the secret-reference contract. Exit codes: "
         "0 conformant, 1 not conformant, 2 harness error (including a run where no check "
-        "executed). 'secref-conformance selftest' runs the suite against the mutant catalog; "
+        "executed). 'secref-conformance selftest' runs the suite against the mutant catalog, "
+        "'secref-conformance legal' against every legal variant (none may fail); "
         "'secref-conformance list requirements|checks|mutants' prints what the suite holds; "
         "'secref-conformance report --help' shows saved JSON reports again, or side by side; "
         "'secref-conformance masker --help' checks maskers; 'secref-conformance smoke --help' "
@@ -283,10 +284,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["selftest"]:
+    if args[:1] in (["selftest"], ["legal"]):
         from conformance.selftest import runner
 
-        return runner.main(["selftest", *args[1:]])
+        return runner.main(args)
     if args[:1] == ["masker"]:
         from conformance.masker import cli as masker_cli
 

@@ -358,7 +358,47 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="with the stripping tables: leave the generated grammar corpus out of the "
         "reference driver's stripped runs (core, the default) or keep it (all)",
     )
-    options = parser.parse_args(argv)
+    legal = commands.add_parser(
+        "legal",
+        help="run the whole suite against every legal variant: none may be judged "
+        "not-conformant (arguments after -- go to pytest in each run)",
+    )
+    legal.add_argument(
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help="the legal variants to run (default: every one; see tests/conformance/"
+        "test_variants.py and docs/conformance.md)",
+    )
+    legal.add_argument(
+        "--workers",
+        type=process_count,
+        default=1,
+        metavar="N",
+        help="processes each run's checks are spread over (secref-conformance --workers; "
+        "default: 1)",
+    )
+    legal.add_argument(
+        "--campaign",
+        type=process_count,
+        default=None,
+        metavar="N",
+        help="draw N model-check examples from a fresh seed in each run, printed in its row "
+        "(default: the CI budget and seed)",
+    )
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    extra: list[str] = []
+    if arguments[:1] == ["legal"] and "--" in arguments:
+        cut = arguments.index("--")
+        arguments, extra = arguments[:cut], arguments[cut + 1 :]
+    options = parser.parse_args(arguments)
+    if options.command == "legal":
+        from conformance.selftest.legal import legal_variants, sweep
+
+        unknown = sorted(set(options.names) - {variant.name for variant in legal_variants()})
+        if unknown:
+            parser.error(f"no legal variant is called {', '.join(unknown)}")
+        return sweep(options.names, workers=options.workers, campaign=options.campaign, extra=extra)
     if options.command == "list":
         for mutant in MUTANTS:
             print(f"{mutant.name}\t{mutant.requirement}\t{mutant.description}")
