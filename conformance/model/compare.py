@@ -352,9 +352,10 @@ def dispositions(call: Call, host: CallResult, model: CallResult, held: Held) ->
         return
     where = f"call {call.step} to {call.tool}"
     killed = model.disposition == "KILL_SWITCHED" and _killed_while_open(call)
+    pulled = f"{where}: a kill switch pulled while its prompt was open"
     if host.disposition == model.disposition and host.is_error == model.is_error:
         if killed:
-            held.take("FENCE-006", "refused", f"{where}: a kill switch pulled while its prompt was open")
+            held.take("FENCE-006", "refused", pulled)
         ruled_words(call, host, model)
         return
     pair = f"{host.disposition} where the model ended {model.disposition}"
@@ -362,7 +363,7 @@ def dispositions(call: Call, host: CallResult, model: CallResult, held: Held) ->
         # The fence's events leave the kill switch out (decisions R3.4): running the approved
         # call is the host's choice. The hosts' receipts and records part here, so the rest of
         # the example is not compared.
-        held.take("FENCE-006", "runs", f"{where}: a kill switch pulled while its prompt was open")
+        held.take("FENCE-006", "runs", pulled)
         held.off_model = True
         return
     if _resolved_otherwise(call, host, model):
