@@ -213,6 +213,8 @@ def run(
     """
     import pytest
 
+    from conformance.report import written_here
+
     arguments = [*base_arguments(), "--report-json", str(report_json)]
     if report_md is not None:
         arguments += ["--report-md", str(report_md)]
@@ -226,13 +228,23 @@ def run(
     started = time.monotonic()
     status = pytest.main(arguments)
     took = time.monotonic() - started
-    if not report_json.exists():
+    own = written_here(report_json)
+    if own is None or not report_json.exists():
         print(
             f"secref-conformance: no report was written (pytest exit status {int(status)})",
             file=sys.stderr,
         )
         return HARNESS_FAILURE
-    report = json.loads(report_json.read_text(encoding="utf-8"))
+    # The run's verdict is the report it wrote, not whatever the file holds now.
+    report = json.loads(own)
+    if report_json.read_text(encoding="utf-8") != own:
+        print(
+            f"secref-conformance: {report_json} now holds another run's report (runs side by "
+            "side wrote the same file); give each run its own --report-json. This run: "
+            f"{escape_controls(verdict_text(report))} (exit code {report.get('exitCode')})",
+            file=sys.stderr,
+        )
+        return HARNESS_FAILURE
     # The kernel's exit code, as every report prints it (decisions S1.11).
     code = int(report.get("exitCode", HARNESS_FAILURE))
     if code == CONFORMANT and status != pytest.ExitCode.OK:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
+import uuid
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -261,18 +263,44 @@ def redacted(report: Mapping[str, Any], canaries: Sequence[Canary] | None = None
     return changed
 
 
+#: The JSON text this process last wrote to each report path, by resolved path: what the
+#: command line reads its own run's verdict from (:func:`written_here`).
+_WRITTEN: dict[Path, str] = {}
+
+
+def _replace(target: Path, text: str) -> None:
+    """Write ``text`` to ``target`` whole or not at all: a reader never sees half of it."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.parent / f".{target.name}.{os.getpid()}.{uuid.uuid4().hex}"
+    # Created as an ordinary file is (the umask applies), never over an existing one.
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
 def write_json(
     report: Mapping[str, Any], path: str | Path, canaries: Sequence[Canary] | None = None
 ) -> None:
-    """Write the JSON report to ``path``, creating its directory.
+    """Write the JSON report to ``path``, creating its directory, whole or not at all.
 
     It is written redacted (:func:`redacted`) and ASCII-only, so that no control or
     bidirectional character the host sent reaches a terminal that shows the file.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(redacted(report, canaries), indent=2, ensure_ascii=True)
-    target.write_text(text + "\n", encoding="utf-8")
+    text = json.dumps(redacted(report, canaries), indent=2, ensure_ascii=True) + "\n"
+    _replace(target, text)
+    _WRITTEN[target.resolve()] = text
+
+
+def written_here(path: str | Path) -> str | None:
+    """Return the JSON text this process last wrote to ``path``, or ``None`` if it wrote none:
+    another run writing the same path meanwhile cannot change what this run decided."""
+    return _WRITTEN.get(Path(path).resolve())
 
 
 def render_markdown(report: Mapping[str, Any]) -> str:
@@ -286,9 +314,7 @@ def write_markdown(
 ) -> None:
     """Write the Markdown report to ``path``, creating its directory (redacted as
     :func:`write_json` is)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(render_markdown(redacted(report, canaries)), encoding="utf-8")
+    _replace(Path(path), render_markdown(redacted(report, canaries)))
 
 
 def summary_rows(

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import cli, expectations, listing
+from conformance import cli, expectations, listing, report
 
 
 def _options(*argv: str) -> argparse.Namespace:
@@ -132,7 +132,7 @@ def test_the_closing_line_is_the_reports_verdict_line_and_exit_code(
     }
 
     def main(arguments: list[str]) -> int:
-        report_json.write_text(json.dumps(written), encoding="utf-8")
+        report.write_json(written, report_json, ())
         return int(pytest.ExitCode.TESTS_FAILED)
 
     monkeypatch.setattr(pytest, "main", main)
@@ -141,3 +141,41 @@ def test_the_closing_line_is_the_reports_verdict_line_and_exit_code(
         "secref-conformance: incomplete (only the checks of LEDG-004) (stopped early) "
         "(exit code 1) in 2.0 s\n"
     )
+
+
+def test_a_report_another_run_overwrote_is_a_harness_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two runs side by side with one report path: the run whose file now holds the other's
+    report neither takes that report's exit code nor passes; it says what happened, its own
+    verdict, and how to avoid it (decisions S1)."""
+    report_json = tmp_path / "r.json"
+    mine = {"verdict": "not-conformant", "verdictLine": "not-conformant", "exitCode": 1}
+    theirs = {"verdict": "conformant", "verdictLine": "conformant", "exitCode": 0}
+
+    def main(arguments: list[str]) -> int:
+        report.write_json(mine, report_json, ())
+        # The other run writes the same path as this one ends.
+        report_json.write_text(json.dumps(theirs), encoding="utf-8")
+        return int(pytest.ExitCode.TESTS_FAILED)
+
+    monkeypatch.setattr(pytest, "main", main)
+    assert cli.run(None, report_json, keep_json=False) == cli.HARNESS_FAILURE
+    said = capsys.readouterr()
+    assert said.out == ""
+    assert "now holds another run's report" in said.err
+    assert "--report-json" in said.err
+    assert "not-conformant (exit code 1)" in said.err
+
+
+def test_a_report_is_replaced_whole(tmp_path: Path) -> None:
+    """A report is written to a file of its own and renamed over the old one: a reader sees
+    the old report or the new one, never half of either, and no temporary file stays."""
+    report_json = tmp_path / "r.json"
+    report_json.write_text("old", encoding="utf-8")
+    before = report_json.stat().st_ino
+    report.write_json({"verdict": "conformant", "exitCode": 0}, report_json, ())
+    assert report_json.stat().st_ino != before
+    assert json.loads(report_json.read_text(encoding="utf-8"))["exitCode"] == 0
+    assert [path.name for path in tmp_path.iterdir()] == ["r.json"]
+    assert report.written_here(report_json) == report_json.read_text(encoding="utf-8")
