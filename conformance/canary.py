@@ -71,8 +71,10 @@ _DECORATIONS: Final = {
 #: The characters that only some forms change (decisions R5.2), by class: a space (forms c and
 #: d differ), ``*`` (kept by form c, which a quote_plus-style encoder would not), ``~`` (encoded
 #: by form c, which quote_plus would keep), ``+`` and ``%`` (form c), the quote and the
-#: backslash (form b), ``/`` (kept by form b, encoded by form c), controls (form b's short and
-#: ``\u00xx`` escapes, form c), and non-ASCII and astral characters (form c's UTF-8 bytes).
+#: backslash (form b), ``/`` (kept by form b, encoded by form c), ``<`` ``>`` ``&`` ``'`` and
+#: ``=`` (kept by form b, which a script-safe JSON writer such as Go's or Gson's would write as
+#: ``\u003c`` and so on; encoded by form c), controls (form b's short and ``\u00xx`` escapes,
+#: form c), and non-ASCII and astral characters (form c's UTF-8 bytes).
 #: A ``CLASSES`` canary holds one of each, so every form differs from every other.
 CHARACTER_CLASSES: Final = {
     "space": " ",
@@ -83,6 +85,7 @@ CHARACTER_CLASSES: Final = {
     "quote": '"',
     "backslash": "\\",
     "slash": "/",
+    "script": "<>&'=",
     "control": "\x01\x07\x08\x0b\x0c\x1b\x1f\x7f\n\r\t",
     "non-ascii": "éßΩжñ€\u00a0\u2028",
     "non-bmp": "\U0001f511\U0001f600\U00010348\U0001d11e",

@@ -59,6 +59,9 @@ REFERENCE_CAPABILITY: Final = "reference"
 #: The provider every standard tool is served by unless a check says otherwise.
 PROVIDER: Final = "plugin.canary"
 
+#: Entries per page of the vault walk (decisions R7.1).
+VAULT_PAGE: Final = 200
+
 #: Seconds a check waits for a started call before calling the host hung.
 WAIT_SECONDS: Final = 20.0
 

@@ -4,11 +4,12 @@ This module owns the exactness of substitution (design step [10], decisions R4.1
 put in place of its reference as it is, code point for code point, in one rewrite. It covers
 values a host might be tempted to tidy (line breaks and spaces at either end, decomposed and
 compatibility characters that Unicode normalisation would change, invisible and astral
-characters) and a value that holds another reference's spelling, which one rewrite delivers as
-text and a host that replaced references one after another would resolve a second time. Each
-value is a fresh canary with the awkward text around or inside it, so the sweep still guards
-it; the handler's receipt says what it was handed, and an echo of it must come back scrubbed.
-It prints labels, never a value.
+characters), a value that holds another reference's spelling, which one rewrite delivers as
+text and a host that replaced references one after another would resolve a second time, and
+values of white space only, which are values and not empty fields. Each value but the blank
+ones is a fresh canary with the awkward text around or inside it, so the sweep still guards it;
+the handler's receipt says what it was handed, and an echo of it must come back scrubbed. It
+prints labels, never a value.
 """
 
 from __future__ import annotations
@@ -23,7 +24,18 @@ from conformance.alphabets import AWKWARD_SHAPES as _SHAPES
 from conformance.canary import Kind, Mint, required_forms
 from conformance.host import SecretSpec
 from conformance.outcomes import require
-from conformance.scenario import ECHO, RECORDER, RecordingHost, args_json, config, make_secret, ref
+from conformance.scenario import (
+    ECHO,
+    RECORDER,
+    RecordingHost,
+    args_json,
+    config,
+    ledger_records,
+    make_secret,
+    new_id,
+    ref,
+    require_record_says_how_it_ended,
+)
 
 #: The requirements an awkward value's delivery and scrubbing cite.
 _DELIVERY: Final = "SUBST-005"
@@ -148,3 +160,68 @@ def test_value_holding_a_reference_delivered_as_text(
             f"argument {key}: a value holding a reference's spelling ({spelling}) was not "
             "delivered as written; the host rewrote the text it had put in",
         )
+
+
+#: Values of white space only, by field: blanks, tabs and a line break. A field is empty only
+#: when it holds nothing (decisions R2), so each is a value to deliver as it is. Each is under
+#: 8 code points: a value that short is never scrubbed (decisions R5.1), and the sweep does not
+#: guard it, so no surface is searched for text as common as a few blanks.
+_BLANKS: Final = {"password": "  \t  ", "username": " ", "notes": "\t \r\n\t"}
+
+
+@pytest.mark.req("SUBST-005", "LEDG-001", "LEDG-005", "LEDG-008")
+def test_blank_values_delivered_exactly(host: RecordingHost) -> None:
+    """A password, a username and notes of white space only are values, not empty fields: the
+    call runs APPROVED_ONCE, recorded so, and each reaches the handler exactly, alone and
+    inside text."""
+    secret_id = new_id()
+    secret = SecretSpec(
+        secret_id,
+        f"blank-{secret_id[:8]}.example",
+        username=_BLANKS["username"],
+        password=_BLANKS["password"],
+        notes=_BLANKS["notes"],
+    )
+    host.reset(config([secret], tools=(RECORDER,)))
+    members = {
+        "p": ref(secret_id),
+        "u": ref(secret_id, "username"),
+        "n": ref(secret_id, "notes"),
+        "t": "<"
+        + ref(secret_id)
+        + "|"
+        + ref(secret_id, "username")
+        + "|"
+        + ref(secret_id, "notes")
+        + ">",
+    }
+    outcome = host.invoke(RECORDER.name, args_json(members))
+    require(
+        outcome.disposition == "APPROVED_ONCE",
+        _DELIVERY,
+        f"a call naming a password, a username and notes of white space only ended "
+        f"{outcome.disposition}, not APPROVED_ONCE: such a value is not an empty field",
+    )
+    got = _received(host)
+    expected = {
+        "p": secret.password,
+        "u": secret.username,
+        "n": secret.notes,
+        "t": "<" + secret.password + "|" + secret.username + "|" + secret.notes + ">",
+    }
+    changed = sorted(key for key, want in expected.items() if got.get(key) != want)
+    require(
+        not changed,
+        _DELIVERY,
+        f"argument(s) {', '.join(changed)} holding values of white space only reached the "
+        "handler changed",
+    )
+    seen = host.observe()
+    if seen.judges("observe.ledger", ("LEDG-001", "LEDG-005", "LEDG-008")):
+        records = ledger_records(seen)
+        require(
+            len(records) == 1,
+            "LEDG-005",
+            f"one call left {len(records)} ledger records, not one",
+        )
+        require_record_says_how_it_ended("blank-valued", records[0], outcome)

@@ -309,19 +309,40 @@ def test_vault_failure_names_kind_only(host: RecordingHost, mint: Mint, kind: st
     )
 
 
+#: Tag lists, and whether they make a secret an AI provider's key: the tag ai-provider
+#: exactly, among others or alone (a tag list is a set of tags, never one string), and
+#: near misses that do not.
+_AI_TAGS = {
+    "near-miss": (("ai-provider-ish",), False),
+    "upper-case": (("AI-PROVIDER",), False),
+    "other-tags": (("other", "x"), False),
+    "after-another": (("work", "ai-provider"), True),
+    "before-another": (("ai-provider", "work"), True),
+}
+
+
 @pytest.mark.req("MSG-011")
-@pytest.mark.parametrize("tags", [("ai-provider-ish",), ("AI-PROVIDER",), ("other", "x")])
-def test_only_exact_ai_provider_tag_forbids(
-    host: RecordingHost, mint: Mint, tags: tuple[str, ...]
-) -> None:
-    """Only the exact tag ai-provider forbids a secret; other tags resolve."""
+@pytest.mark.parametrize("case", list(_AI_TAGS))
+def test_only_exact_ai_provider_tag_forbids(host: RecordingHost, mint: Mint, case: str) -> None:
+    """A secret with the exact tag ai-provider among its tags, whatever else it carries, is
+    refused SECRET_FORBIDDEN; one with other tags only resolves."""
+    tags, forbidden = _AI_TAGS[case]
     secret = make_secret(mint, tags=tags)
     host.reset(config([secret]))
     outcome = host.invoke(RECORDER.name, args_json({"x": ref(secret.id)}))
+    if not forbidden:
+        require(
+            outcome.disposition == "APPROVED_ONCE",
+            "MSG-011",
+            f"a secret tagged other than exactly ai-provider ({case}) ended {outcome.disposition}",
+        )
+        return
+    # The refusal's words are test_message_lists.py's to judge; here only the tag test is.
     require(
-        outcome.disposition == "APPROVED_ONCE",
+        outcome.disposition == "SECRET_FORBIDDEN",
         "MSG-011",
-        f"a secret tagged other than exactly ai-provider ended {outcome.disposition}",
+        f"a secret tagged ai-provider among other tags ({case}) ended {outcome.disposition}, "
+        "not SECRET_FORBIDDEN",
     )
 
 

@@ -2,8 +2,9 @@
 semantics").
 
 The three fields take their defaults and their legal values; any other value, ``ALLOW``
-included, or a file that cannot be parsed, fails closed so that every tool is DENY; decisions
-follow the design's precedence.
+included, or a file that cannot be parsed, fails closed so that every tool is DENY, and no
+control used at run time (a reset, a revocation, a saved ALLOW, session trust, YOLO) lifts that;
+decisions follow the design's precedence.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any, Final
 import pytest
 
 from conformance.canary import Mint
+from conformance.checks._controls import RELAXING, relax
 from conformance.host import Answer
 from conformance.outcomes import require
 from conformance.scenario import (
@@ -115,6 +117,38 @@ def test_invalid_policy_fails_closed(host: RecordingHost, mint: Mint, case: str)
     )
     require(
         seen.vault_reads == (), ("POL-002", "VAULT-001"), "an invalid policy let the vault be read"
+    )
+
+
+@pytest.mark.req("POL-002", "POL-004", "VAULT-001")
+@pytest.mark.parametrize("case", ["bearing-allow", "not-json"])
+@pytest.mark.parametrize("control", list(RELAXING))
+def test_invalid_policy_outlasts_every_control(
+    host: RecordingHost, mint: Mint, control: str, case: str
+) -> None:
+    """An invalid policy file still denies every tool after a reset, a revocation, a saved
+    ALLOW, session trust or YOLO: plain calls end POLICY_DENIED, and secret-bearing calls are
+    refused with no vault read, no prompt and no run."""
+    host.need("policy.text")
+    secret = make_secret(mint)
+    host.reset(config([secret], policy_text=_INVALID[case]))
+    relax(host, control)
+    free = host.invoke(RECORDER.name, args_json({"x": "plain"}))
+    secret_call = host.invoke(RECORDER.name, args_json({"x": ref(secret.id)}))
+    seen = host.observe()
+    what = f"under an invalid policy ({case}), after {control},"
+    require(
+        seen.receipts == () and seen.approval_requests == (),
+        ("POL-002", "POL-004"),
+        f"{what} a call prompted or ran",
+    )
+    if seen.judges("observe.vault-reads", ("POL-002", "VAULT-001")):
+        require(seen.vault_reads == (), ("POL-002", "VAULT-001"), f"{what} the vault was read")
+    require(secret_call.is_error, ("POL-002", "POL-004"), f"{what} a secret call was not refused")
+    require(
+        free.disposition == "POLICY_DENIED",
+        ("POL-002", "POL-004"),
+        f"{what} a plain call ended {free.disposition}",
     )
 
 

@@ -444,20 +444,24 @@ def test_limit_exact_after(host: RecordingHost, mint: Mint, ending: str) -> None
 
 # --- every prompt counts, on one limit for the host ------------------------------------------
 
-#: (pending limit, the calls held, the calls beyond), by which kind of call is which.
+#: (pending limit, the calls held, the calls beyond), by which kind of call is which: a
+#: ``username`` call's references are all usernames, metadata the dialog shows anyway, and its
+#: prompt counts all the same (decisions R3.5).
 _MIXES: Final = {
     "plain-held-secret-beyond": (1, ("plain",), ("secret", "secret")),
     "secret-held-plain-beyond": (1, ("secret",), ("plain", "plain")),
     "plain-held-plain-beyond": (1, ("plain",), ("plain",)),
     "both-held-both-beyond": (2, ("plain", "secret"), ("secret", "plain")),
+    "username-held-beyond": (1, ("username",), ("secret", "username")),
 }
 
 
 @pytest.mark.req("APPR-009")
 @pytest.mark.parametrize("mix", list(_MIXES))
 def test_every_prompt_counts(host: RecordingHost, mint: Mint, mix: str) -> None:
-    """Reference-free and secret-bearing prompts count against the same pending limit, in
-    either order: with the limit's worth of either open, a call of either kind is QUEUE_FULL."""
+    """Reference-free and secret-bearing prompts, those of username-only calls included, count
+    against the same pending limit, in either order: with the limit's worth of any kind open, a
+    call of any kind is QUEUE_FULL."""
     host.need("start", "observe.receipts")
     limit, held, beyond = _MIXES[mix]
     secret = make_secret(mint)
@@ -465,6 +469,7 @@ def test_every_prompt_counts(host: RecordingHost, mint: Mint, mix: str) -> None:
     kinds = {
         "plain": _Call(RECORDER.name, _PLAIN, plain=True),
         "secret": _Call(RECORDER.name, args_json({"x": ref(secret.id)})),
+        "username": _Call(RECORDER.name, args_json({"u": ref(secret.id, "username")})),
     }
     _probe(host, [kinds[k] for k in held], [kinds[k] for k in beyond], "no call yet")
 

@@ -7,11 +7,13 @@ metadata", so the feature switch, ``secretBearingCalls`` and ``secret.read`` gua
 notes alone) passes them, and so does one that reads the admin role once, when a call or a
 session starts. Here the only reference of a call is a username or a note under each refusal of
 R2 that comes before the vault, and under ``secretBearingCalls = DENY`` beside every trust a
-host can grant; a broad answer to such a call grants nothing; YOLO or session trust turned on
-while a prompt is open answers nothing, so a denial stays DENIED and silence TIMEOUT; and an
-admin who holds no ``secret.read`` of their own is demoted between two calls and while a prompt
-is open. An admin needs no ``secret.read`` (R2: the refusal is for a non-admin), so a demoted
-admin without it has lost it. Nothing here prints a value.
+host can grant; each of those refusals, the two switches of the policy file and a missing
+``secret.read``, outlasts every control that relaxes a rule (a reset, a revocation, a saved
+ALLOW, session trust, YOLO); a broad answer to such a call grants nothing; YOLO or session trust
+turned on while a prompt is open answers nothing, so a denial stays DENIED and silence TIMEOUT;
+and an admin who holds no ``secret.read`` of their own is demoted between two calls and while a
+prompt is open. An admin needs no ``secret.read`` (R2: the refusal is for a non-admin), so a
+demoted admin without it has lost it. Nothing here prints a value.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any, Final
 import pytest
 
 from conformance.canary import Mint
+from conformance.checks._controls import RELAXING, relax
 from conformance.host import Answer, CallResult, Control, HandlerKind
 from conformance.outcomes import require
 from conformance.scenario import (
@@ -149,6 +152,29 @@ def test_secret_policy_deny_beats_every_trust(
     outcome = host.invoke(_LOW.name, args_json({"x": ref(secret.id, field_name)}))
     what = f"a {field_name} call under secretBearingCalls DENY and {grant}"
     _refused_before_prompt(host, outcome, before, _BEARING, "MSG-006", what)
+
+
+@pytest.mark.req("ORD-003", "VAULT-001", "INV3", "INV2")
+@pytest.mark.parametrize(
+    "case",
+    [pytest.param(case, marks=pytest.mark.req(row[3])) for case, row in _REFUSALS.items()],
+)
+@pytest.mark.parametrize("control", list(RELAXING))
+@pytest.mark.parametrize("field_name", ALL_FIELDS)
+def test_refusal_before_the_vault_outlasts_every_control(
+    host: RecordingHost, mint: Mint, field_name: str, control: str, case: str
+) -> None:
+    """The feature switch and secretBearingCalls = DENY, read from the policy file at start-up,
+    and a missing secret.read still refuse a call with a reference of any field after a reset, a
+    revocation, a saved ALLOW, session trust or YOLO: SECRET_FORBIDDEN with R2's message, before
+    any vault read or prompt."""
+    policy, permissions, prefix, requirement = _REFUSALS[case]
+    secret = make_secret(mint)
+    host.reset(config([secret], tools=(_LOW,), policy=policy, permissions=permissions))
+    relax(host, control)
+    outcome = host.invoke(_LOW.name, args_json({"x": ref(secret.id, field_name)}))
+    what = f"a {field_name} call under {case} after {control}"
+    _refused_before_prompt(host, outcome, (0, 0, 0), prefix, requirement, what)
 
 
 _BROAD: Final = (Answer.ALWAYS_ALLOW, Answer.TRUST_PROVIDER, Answer.TRUST_SESSION)

@@ -15,6 +15,7 @@ from conformance.outcomes import require
 from conformance.scenario import (
     PROVIDER,
     RECORDER,
+    VAULT_PAGE,
     RecordingHost,
     args_json,
     config,
@@ -23,8 +24,7 @@ from conformance.scenario import (
     ref,
 )
 
-#: Entries per vault page (decisions R7.1).
-PAGE = 200
+#: The vault's entries: three pages, the last a short one.
 VAULT_SIZE = 450
 
 
@@ -73,7 +73,7 @@ def test_one_walk_of_pages(host: RecordingHost, mint: Mint, case: str) -> None:
 @pytest.mark.req("VAULT-002")
 def test_exact_multiple_stops_at_empty_page(host: RecordingHost, mint: Mint) -> None:
     """With exactly 400 entries an unknown id is looked for on pages 0, 1 and the empty 2."""
-    host.reset(config(_vault(mint, 2 * PAGE)))
+    host.reset(config(_vault(mint, 2 * VAULT_PAGE)))
     host.invoke(RECORDER.name, args_json({"x": ref(new_id())}))
     reads = host.observe().vault_reads
     require(reads == (0, 1, 2), "VAULT-002", f"the call read pages {list(reads)}")

@@ -1,15 +1,19 @@
 """Checks of the calls a host withholds before, or instead of, running a tool: the kill switch,
-an unknown tool, a rule that cannot be saved, and the approval queue's slots (design, step [0]
-and "What the ledger records"; decisions R3.4, R3.5).
+RBAC, an unknown tool, a rule that cannot be saved, and the approval queue's slots (design, step
+[0], "Precedence" and "What the ledger records"; decisions R3.4, R3.5).
 
 Each check drives one control or outcome of the driver protocol that no other check reaches:
 the kill switch pulled for one tool and for every tool, before a call whose pre-pass would
-refuse it; a call to a tool the host never registered; a broad answer the policy store fails to
-save; prompts answered one after another past the pending limit; and a rule revoked twice while
-its prompt is open. None of them may print a value: secrets are canaries, named by label.
+refuse it; a tool the user may not use under every ALLOW, YOLO and session trust; a call to a
+tool the host never registered; a broad answer the policy store fails to save; prompts answered
+one after another past the pending limit; and a rule revoked twice while its prompt is open.
+None of them may print a value: secrets are canaries, named by label.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
 
 import pytest
 
@@ -41,6 +45,9 @@ _SEQUENTIAL_CALLS = 5
 
 #: The pending limit those calls run under.
 _SMALL_PENDING_LIMIT = 2
+
+#: A tool guarded by a permission the signed-in user never holds (RBAC, design step [0]).
+_GUARDED: Final = tool("guarded", HandlerKind.RECORDER, permission="tool.guarded")
 
 
 def _kill_args(mint: Mint, case: str) -> tuple[list[SecretSpec], dict[str, object] | None, str]:
@@ -151,17 +158,16 @@ def test_kill_switch_outranks_every_rule(host: RecordingHost, mint: Mint, rule: 
 def test_kill_switch_outranks_rbac(host: RecordingHost, mint: Mint) -> None:
     """RBAC withholds a tool as RBAC_DENIED; with the kill switch pulled too, the switch wins."""
     host.need("control.kill")
-    guarded = tool("guarded", HandlerKind.RECORDER, permission="tool.guarded")
-    host.reset(config([make_secret(mint)], tools=(guarded,)))
-    rbac = host.invoke(guarded.name, args_json({"x": "plain"}))
+    host.reset(config([make_secret(mint)], tools=(_GUARDED,)))
+    rbac = host.invoke(_GUARDED.name, args_json({"x": "plain"}))
     require(rbac.is_error, "ORD-004", "a tool the user may not use was not refused")
     require(
         rbac.disposition == "RBAC_DENIED",
         "ORD-004",
         f"a tool the user may not use ended {rbac.disposition}",
     )
-    host.control().kill(guarded.name)
-    both = host.invoke(guarded.name, args_json({"x": "plain"}))
+    host.control().kill(_GUARDED.name)
+    both = host.invoke(_GUARDED.name, args_json({"x": "plain"}))
     require(
         both.is_error, "POL-004", "with the kill switch and RBAC both withholding, the call ran"
     )
@@ -169,6 +175,55 @@ def test_kill_switch_outranks_rbac(host: RecordingHost, mint: Mint) -> None:
         both.disposition == "KILL_SWITCHED",
         "POL-004",
         f"with the kill switch and RBAC both withholding, the call ended {both.disposition}",
+    )
+
+
+#: Every rule or trust that lets a tool run unasked, set in the policy file or at run time, with
+#: the control capability a run-time one needs: none of them outranks the tool's RBAC.
+_TRUSTS: Final[dict[str, tuple[Mapping[str, Any], str | None]]] = {
+    "tool-allow": ({"tools": {_GUARDED.name: "ALLOW"}}, None),
+    "provider-allow": ({"providers": {PROVIDER: "ALLOW"}}, None),
+    "yolo-policy": ({"yolo": True}, None),
+    "yolo": ({}, "control.set-yolo"),
+    "session-trust": ({}, "control.trust-session"),
+}
+
+
+@pytest.mark.req("ORD-004", "POL-004")
+@pytest.mark.parametrize("argument", ["plain", "reference"])
+@pytest.mark.parametrize("trust", list(_TRUSTS))
+def test_rbac_outranks_every_rule(
+    host: RecordingHost, mint: Mint, trust: str, argument: str
+) -> None:
+    """No ALLOW, YOLO or session trust lets a user run a tool whose permission they lack: the
+    call is RBAC_DENIED with no vault read, no prompt and no run, a secret-bearing call too."""
+    policy, capability = _TRUSTS[trust]
+    if capability is not None:
+        host.need(capability)
+    secret = make_secret(mint)
+    host.reset(config([secret], tools=(_GUARDED,), policy=policy or None))
+    if trust == "yolo":
+        host.control().set_yolo(True)
+    elif trust == "session-trust":
+        host.control().trust_session(_GUARDED.name)
+    value = ref(secret.id) if argument == "reference" else "plain"
+    outcome = host.invoke(_GUARDED.name, args_json({"x": value}))
+    what = f"under {trust} a {argument} call to a tool the user may not use"
+    seen = host.observe()
+    # What is seen first: over MCP a withheld call's disposition may be named nowhere (R6.3,
+    # R9.8), and a judgment resting on it ends the check unchecked.
+    require(outcome.is_error, ("ORD-004", "POL-004"), f"{what} was not refused")
+    require(
+        seen.approval_requests == () and seen.receipts == (),
+        ("ORD-004", "POL-004"),
+        f"{what} prompted or ran",
+    )
+    if seen.judges("observe.vault-reads", ("ORD-004", "POL-004")):
+        require(seen.vault_reads == (), ("ORD-004", "POL-004"), f"{what} read the vault")
+    require(
+        outcome.disposition == "RBAC_DENIED",
+        ("ORD-004", "POL-004"),
+        f"{what} ended {outcome.disposition}",
     )
 
 

@@ -16,6 +16,7 @@ from typing import Final
 from conformance.selftest import (
     catalog_approval,
     catalog_classes,
+    catalog_controls,
     catalog_dice,
     catalog_grammar,
     catalog_implementers,
@@ -39,6 +40,7 @@ from conformance.selftest import (
     catalog_survivors,
     catalog_text,
     catalog_time,
+    catalog_values,
     catalog_wire,
 )
 from conformance.selftest.base import Mutant
@@ -75,6 +77,8 @@ _AREAS: Final = (
     catalog_members.MUTANTS,
     catalog_requests.MUTANTS,
     catalog_implementers.MUTANTS,
+    catalog_controls.MUTANTS,
+    catalog_values.MUTANTS,
 )
 
 #: The catalog's order, by name: the first mutants, then the grammar and message mutants, the
@@ -373,6 +377,19 @@ ORDER: Final[tuple[str, ...]] = (
     "persist-failure-keeps-slot",
     "operator-error-keeps-slot",
     "lone-surrogate-refused-after-prompt",
+    # Controls and precedence (catalog_controls.py).
+    "trust-outranks-rbac",
+    "reset-lifts-fail-closed",
+    "reset-restores-secret-switches",
+    "trust-skips-secret-read",
+    # Values, vault walks and queues (catalog_values.py).
+    "vault-ids-matched-as-stored",
+    "ai-tag-compared-as-one-string",
+    "json-escape-script-safe",
+    "username-prompts-uncounted",
+    "blank-values-refused-as-empty",
+    "vault-cached-for-session",
+    "vault-walk-capped-at-ten-pages",
 )
 
 
