@@ -425,6 +425,44 @@ def test_the_late_search_finds_every_canary_with_the_same_exceptions() -> None:
     ]
 
 
+@pytest.mark.req("MCP-004", "SCRUB-012")
+def test_a_result_that_comes_after_the_next_configuration_is_its_calls() -> None:
+    """A result, or a progress notification, may hold its call's values when the call ran with
+    scrubbing off, even if it arrives after the next configuration opened a window: the
+    window of the request decides. A value the configuration holds in an awkward shape (here
+    with a line break after it) allows the canary within it. The same value in a log line of
+    that later window, or in the result of a call sent in it, is still a leak."""
+    progress = {"method": "notifications/progress", "params": {"progressToken": 3}}
+    progress["params"]["message"] = VALUE
+    text = {"type": "text", "text": VALUE}
+    messages = [
+        Tapped(1, 1, "client", 1, {"jsonrpc": "2.0", **CALL[1]}),
+        # The next configuration opens window 2 before the first call's result is tapped.
+        Tapped(2, 1, "server", 2, {"jsonrpc": "2.0", **progress}),
+        Tapped(3, 1, "server", 2, {"jsonrpc": "2.0", "id": 7, "result": _result(content=[text])}),
+        Tapped(4, 1, "client", 2, {"jsonrpc": "2.0", **CALL[1], "id": 8}),
+        Tapped(5, 1, "server", 2, {"jsonrpc": "2.0", "id": 8, "result": _result(content=[text])}),
+        Tapped(
+            6,
+            1,
+            "server",
+            2,
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/message",
+                "params": {"level": "info", "data": VALUE},
+            },
+        ),
+    ]
+    forms = RunForms((Guarded("c1.password", VALUE),))
+    shaped = frozenset({VALUE + "\n"})
+    found = late_search(messages, SessionIndex(), forms, allowed={1: shaped})
+    assert sorted(f.where.split(" at ")[0] for f in found) == [
+        "MCP message 5 from the server",
+        "MCP message 6 from the server",
+    ]
+
+
 @pytest.mark.req("MCP-004", "INV1")
 def test_the_session_late_search_indexes_each_canary_as_issued_and_spares_the_checks_own() -> None:
     from conformance.canary import Kind, Mint
