@@ -263,9 +263,10 @@ def redacted(report: Mapping[str, Any], canaries: Sequence[Canary] | None = None
     return changed
 
 
-#: The JSON text this process last wrote to each report path, by resolved path: what the
-#: command line reads its own run's verdict from (:func:`written_here`).
-_WRITTEN: dict[Path, str] = {}
+#: The last JSON report this process wrote: its resolved path and its text, what the command
+#: line reads its own run's verdict from (:func:`written_here`). One only: a process that runs
+#: the suite hundreds of times (the self-test, the unit tests) must not keep every report.
+_WRITTEN: list[tuple[Path, str]] = []
 
 
 def _replace(target: Path, text: str) -> None:
@@ -294,13 +295,15 @@ def write_json(
     target = Path(path)
     text = json.dumps(redacted(report, canaries), indent=2, ensure_ascii=True) + "\n"
     _replace(target, text)
-    _WRITTEN[target.resolve()] = text
+    _WRITTEN[:] = [(target.resolve(), text)]
 
 
 def written_here(path: str | Path) -> str | None:
-    """Return the JSON text this process last wrote to ``path``, or ``None`` if it wrote none:
+    """Return the JSON text this process wrote last, if it went to ``path``, else ``None``:
     another run writing the same path meanwhile cannot change what this run decided."""
-    return _WRITTEN.get(Path(path).resolve())
+    if not _WRITTEN or _WRITTEN[0][0] != Path(path).resolve():
+        return None
+    return _WRITTEN[0][1]
 
 
 def render_markdown(report: Mapping[str, Any]) -> str:

@@ -179,3 +179,9 @@ def test_a_report_is_replaced_whole(tmp_path: Path) -> None:
     assert json.loads(report_json.read_text(encoding="utf-8"))["exitCode"] == 0
     assert [path.name for path in tmp_path.iterdir()] == ["r.json"]
     assert report.written_here(report_json) == report_json.read_text(encoding="utf-8")
+    # Only the last report is kept in memory: a process that runs the suite hundreds of times
+    # (the self-test, these tests) keeps one report, not hundreds.
+    other = tmp_path / "other.json"
+    report.write_json({"verdict": "incomplete", "exitCode": 1}, other, ())
+    assert report.written_here(report_json) is None
+    assert report.written_here(other) == other.read_text(encoding="utf-8")

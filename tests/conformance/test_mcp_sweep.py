@@ -432,8 +432,10 @@ def test_a_result_that_comes_after_the_next_configuration_is_its_calls() -> None
     window of the request decides. A value the configuration holds in an awkward shape (here
     with a line break after it) allows the canary within it. The same value in a log line of
     that later window, or in the result of a call sent in it, is still a leak."""
-    progress = {"method": "notifications/progress", "params": {"progressToken": 3}}
-    progress["params"]["message"] = VALUE
+    progress = {
+        "method": "notifications/progress",
+        "params": {"progressToken": 3, "message": VALUE},
+    }
     text = {"type": "text", "text": VALUE}
     messages = [
         Tapped(1, 1, "client", 1, {"jsonrpc": "2.0", **CALL[1]}),
