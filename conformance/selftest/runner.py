@@ -362,13 +362,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "legal",
         help="run the whole suite against every legal variant: none may be judged "
         "not-conformant (arguments after -- go to pytest in each run)",
+        description="Run the whole suite against every legal variant (or those named), each "
+        "in a process of its own; exit 1 when any is judged not-conformant, fails a check, or "
+        "ends incomplete though it shows everything. Arguments after -- go to pytest in each "
+        "run.",
     )
     legal.add_argument(
         "names",
         nargs="*",
         metavar="NAME",
-        help="the legal variants to run (default: every one; see tests/conformance/"
-        "test_variants.py and docs/conformance.md)",
+        help="the legal variants to run (default: every one; an unknown name is refused "
+        "with the list of them)",
     )
     legal.add_argument(
         "--workers",
@@ -397,7 +401,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         unknown = sorted(set(options.names) - {variant.name for variant in legal_variants()})
         if unknown:
-            parser.error(f"no legal variant is called {', '.join(unknown)}")
+            known = ", ".join(variant.name for variant in legal_variants())
+            parser.error(
+                f"no legal variant is called {', '.join(unknown)}; the legal variants: {known}"
+            )
         return sweep(options.names, workers=options.workers, campaign=options.campaign, extra=extra)
     if options.command == "list":
         for mutant in MUTANTS:
