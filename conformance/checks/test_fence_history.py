@@ -18,7 +18,7 @@ from collections.abc import Callable
 import pytest
 
 from conformance.canary import Mint
-from conformance.host import Control
+from conformance.host import CallResult, Control
 from conformance.outcomes import accept, require
 from conformance.scenario import (
     PROVIDER,
@@ -209,6 +209,31 @@ def test_no_count_comes_back_after_a_history(
     )
 
 
+def _refused_or_run_once(
+    host: RecordingHost,
+    outcome: CallResult,
+    requirement: str,
+    refused_as: str,
+    alternatives: tuple[str, str],
+    what: str,
+) -> None:
+    """Accept either side of an EITHER about an approved call: refused as ``refused_as`` with
+    its tool never called (``alternatives[0]``), or run once as APPROVED_ONCE
+    (``alternatives[1]``); anything else fails ``requirement``."""
+    ran = len(host.observe().receipts)
+    if outcome.disposition == refused_as:
+        require(ran == 0, requirement, f"the tool ran after {what}, though the call was refused")
+        accept(requirement, alternatives[0])
+        return
+    require(
+        outcome.disposition == "APPROVED_ONCE" and ran == 1,
+        requirement,
+        f"{what} ended {outcome.disposition} with the tool run {ran} times: neither refused as "
+        f"{refused_as} nor run once as APPROVED_ONCE",
+    )
+    accept(requirement, alternatives[1])
+
+
 @pytest.mark.req("FENCE-005")
 @pytest.mark.parametrize("rule", ["ASK", "ALLOW"])
 @pytest.mark.parametrize("kind", list(_SCOPES))
@@ -223,24 +248,10 @@ def test_deny_replaced_before_the_answer(
     host.reset(config([secret]))
     act = _changing(kind, (_save("DENY"), _save(rule)))
     outcome = host.invoke(RECORDER.name, args_json({"x": ref(secret.id)}), acting(act))
-    ran = len(host.observe().receipts)
-    if outcome.disposition == "POLICY_DENIED":
-        require(
-            ran == 0,
-            "FENCE-005",
-            f"the tool ran after a DENY for the {kind} replaced by {rule}, though the call "
-            "was refused",
-        )
-        accept("FENCE-005", "refused")
-        return
-    require(
-        outcome.disposition == "APPROVED_ONCE" and ran == 1,
-        "FENCE-005",
-        f"a DENY for the {kind} replaced by {rule} before the answer ended "
-        f"{outcome.disposition} with the tool run {ran} times: neither refused as POLICY_DENIED "
-        "nor run once as APPROVED_ONCE by the rule in force at the answer",
+    what = f"a DENY for the {kind} replaced by {rule} before the answer"
+    _refused_or_run_once(
+        host, outcome, "FENCE-005", "POLICY_DENIED", ("refused", "rule-at-answer"), what
     )
-    accept("FENCE-005", "rule-at-answer")
 
 
 @pytest.mark.req("FENCE-006")
@@ -254,21 +265,5 @@ def test_kill_switch_pulled_while_prompt_open(host: RecordingHost, mint: Mint) -
     host.reset(config([secret]))
     act = acting(lambda control: control.kill(RECORDER.name))
     outcome = host.invoke(RECORDER.name, args_json({"x": ref(secret.id)}), act)
-    ran = len(host.observe().receipts)
-    if outcome.disposition == "KILL_SWITCHED":
-        require(
-            ran == 0,
-            "FENCE-006",
-            "the tool ran though the call was refused for a kill switch pulled while its "
-            "prompt was open",
-        )
-        accept("FENCE-006", "refused")
-        return
-    require(
-        outcome.disposition == "APPROVED_ONCE" and ran == 1,
-        "FENCE-006",
-        f"the kill switch pulled while the prompt was open ended {outcome.disposition} with "
-        f"the tool run {ran} times: neither refused as KILL_SWITCHED nor run once as "
-        "APPROVED_ONCE",
-    )
-    accept("FENCE-006", "runs")
+    what = "the kill switch pulled while the prompt was open"
+    _refused_or_run_once(host, outcome, "FENCE-006", "KILL_SWITCHED", ("refused", "runs"), what)
