@@ -27,7 +27,7 @@ def _quadratic_scrub(original: type) -> type:
     class Rescanning(original):  # type: ignore[misc]
         def scrub(self, text: str) -> str:
             for start in range(0, len(text), 32):
-                text[start:].find("\x00")  # rescans the whole tail at every step
+                text.find("\x00", start)  # rescans the whole tail at every step
             return str(super().scrub(text))
 
     return Rescanning
