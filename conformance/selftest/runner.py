@@ -61,6 +61,8 @@ class Verdict:
     decides the run."""
     modelled: bool = False
     """Whether the model check was among the checks that caught it."""
+    rests: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """For each capability in :attr:`reads`, the ids of the catching checks that rested on it."""
 
 
 def _run_suite(arguments: Sequence[str]) -> dict[str, Any] | None:
@@ -135,8 +137,23 @@ def judge(mutant: Mutant, report: dict[str, Any] | None, seconds: float) -> Verd
     core = any(GENERATED_MARK not in check["id"] for check in catching)
     modelled = any(stripping.is_model_check(check["id"]) for check in catching)
     stopped = bool(report.get("stopped"))
+    rests = tuple(
+        (capability, tuple(sorted(c["id"] for c in catching if capability in _rested_on(c))))
+        for capability in reads
+    )
     return Verdict(
-        mutant, caught, named, len(failing), problem, seconds, reads, core, stopped, swept, modelled
+        mutant,
+        caught,
+        named,
+        len(failing),
+        problem,
+        seconds,
+        reads,
+        core,
+        stopped,
+        swept,
+        modelled,
+        rests,
     )
 
 
@@ -279,17 +296,7 @@ def _strip_tables(
         for verdict in verdicts
         if verdict.mutant.driver and verdict.caught and verdict.mutant.requirement in musts
     ]
-    cases = [
-        (
-            verdict.mutant.name,
-            verdict.mutant.requirement,
-            verdict.reads,
-            verdict.core,
-            path_arguments(path_of(verdict.mutant, via)),
-            verdict.modelled,
-        )
-        for verdict in eligible
-    ]
+    cases, repeats = _one_row_per_catch(eligible, via)
     rows += stripping.mutant_table(cases, _run_suite, out, workers)
     broken = [row for row in rows if not row.holds]
     stops = sum(row.stopped for row in rows)
@@ -300,9 +307,55 @@ def _strip_tables(
         f"capability stripping: {len(rows) - len(broken)}/{len(rows)} runs never conformant, "
         f"no check judging on what it could not see; {stops} runs stopped once decided; "
         f"{left_out} not run: a capability only the sweep read and found no value on, which "
-        "the same failure decides"
+        f"the same failure decides; {repeats} not rerun: the same checks caught an earlier "
+        "mutant of the same requirement resting on the same capability, on the same path"
     )
     return [row.label for row in broken]
+
+
+def _one_row_per_catch(
+    eligible: Sequence[Verdict], via: str
+) -> tuple[list[tuple[str, str, tuple[str, ...], bool, list[str], bool]], int]:
+    """The mutant table's cases, each capability rerun once per catch; and how many were not.
+
+    A row reruns a mutant's requirement with one capability hidden, to show that the checks
+    which caught it, blind to it, never certify. Its outcome is set by those checks, the
+    requirement, the capability and the path (with what the rerun leaves out): a second mutant
+    caught by the same checks of the same requirement, resting on the same capability and
+    reached the same way, drives the same checks blind once more. It is counted, not rerun.
+    """
+    seen: set[tuple[object, ...]] = set()
+    cases: list[tuple[str, str, tuple[str, ...], bool, list[str], bool]] = []
+    repeats = 0
+    for verdict in eligible:
+        path = path_arguments(path_of(verdict.mutant, via))
+        by_capability = dict(verdict.rests)
+        kept: list[str] = []
+        for capability in verdict.reads:
+            key = (
+                verdict.mutant.requirement,
+                capability,
+                by_capability.get(capability, ()),
+                tuple(path),
+                verdict.core,
+                verdict.modelled,
+            )
+            if key in seen and capability not in stripping.IDENTITY:
+                repeats += 1
+                continue
+            seen.add(key)
+            kept.append(capability)
+        cases.append(
+            (
+                verdict.mutant.name,
+                verdict.mutant.requirement,
+                tuple(kept),
+                verdict.core,
+                path,
+                verdict.modelled,
+            )
+        )
+    return cases, repeats
 
 
 def main(argv: Sequence[str] | None = None) -> int:

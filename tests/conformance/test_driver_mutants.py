@@ -204,3 +204,45 @@ def test_a_catch_by_the_model_check_is_noted() -> None:
     by_named = runner.judge(mutant, report("test_ledger.py::test_model_of_nothing"), 0.0)
     assert (by_model.caught, by_model.modelled) == (True, True)
     assert (by_named.caught, by_named.modelled) == (True, False)
+
+
+def test_a_second_mutant_caught_alike_is_not_rerun_stripped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two mutants of one requirement caught by the same checks resting on the same capability
+    give one stripped row; a different catching check, capability or path gives its own."""
+    from conformance.selftest import strip
+
+    musts = {rid for rid, entry in _catalog().items() if entry["level"] == "MUST"}
+    first = next(m for m in MUTANTS if m.via == "driver" and m.requirement in musts)
+    second = next(m for m in MUTANTS if m.via == "driver" and m is not first)
+    second = dataclasses.replace(second, requirement=first.requirement)
+    checks = ("test_a.py::test_one",)
+    verdicts = [
+        runner.Verdict(
+            mutant,
+            True,
+            (first.requirement,),
+            1,
+            None,
+            0.0,
+            ("observe.ledger", "observe.log"),
+            True,
+            rests=(("observe.ledger", checks), ("observe.log", log_checks)),
+        )
+        for mutant, log_checks in (
+            (first, checks),
+            (second, ("test_b.py::test_two",)),
+        )
+    ]
+    seen: list[list[str]] = []
+    lines: list[str] = []
+    monkeypatch.setattr(strip, "capability_table", lambda *_args: [])
+    monkeypatch.setattr(runner, "_run_suite", lambda arguments: seen.append(list(arguments)))
+    runner._strip_tables(verdicts, lines.append)
+    hosts = [arguments[arguments.index("--host") + 1] for arguments in seen]
+    # The first mutant twice; the second only where its log's catch is its own.
+    assert len(hosts) == 3, hosts
+    assert sum(second.name in host and "observe.log" in host for host in hosts) == 1
+    assert not any(second.name in host and "observe.ledger" in host for host in hosts)
+    assert "1 not rerun: the same checks caught an earlier mutant" in lines[-1], lines[-1]
