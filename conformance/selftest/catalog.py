@@ -382,6 +382,7 @@ ORDER: Final[tuple[str, ...]] = (
     "reset-lifts-fail-closed",
     "reset-restores-secret-switches",
     "trust-skips-secret-read",
+    "kill-switch-at-fence-as-policy-deny",
     # Values, vault walks and queues (catalog_values.py).
     "vault-ids-matched-as-stored",
     "ai-tag-compared-as-one-string",

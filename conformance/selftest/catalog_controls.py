@@ -14,7 +14,10 @@ The older checks let each of them through; the checks named below were written f
 - ``reset-restores-secret-switches`` and ``trust-skips-secret-read``:
   ``test_roles_hunt.py::test_refusal_before_the_vault_outlasts_every_control`` (the two secret
   switches of the policy file, and a missing ``secret.read``, still refuse a secret-bearing
-  call after each of those controls).
+  call after each of those controls);
+- ``kill-switch-at-fence-as-policy-deny``:
+  ``test_fence_history.py::test_kill_switch_pulled_while_prompt_open`` (FENCE-006 accepts a
+  refusal as KILL_SWITCHED or one approved run, nothing else).
 
 Each changes behaviour only and never prints a value.
 """
@@ -137,6 +140,27 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         (
             (_POLICY, "Rules.reset", _reset_to_builtin_switches),
             (_REG, "Registry._prepass", _prepass_reads_live_switches),
+        ),
+    ),
+    Mutant(
+        "kill-switch-at-fence-as-policy-deny",
+        "FENCE-006",
+        "The fence folds every refusal it makes into one disposition: a call whose tool is "
+        "kill-switched while its prompt is open is refused as POLICY_DENIED, neither as "
+        "KILL_SWITCHED nor run as approved, the two outcomes the rulings leave open.",
+        (
+            line_patch(
+                _REG,
+                "Registry._approve",
+                '        self._trace("fence")\n'
+                "        if self.rules.killed(tool.name):\n"
+                "            return Refusal(\n"
+                "                Disposition.KILL_SWITCHED,\n",
+                '        self._trace("fence")\n'
+                "        if self.rules.killed(tool.name):\n"
+                "            return Refusal(\n"
+                "                Disposition.POLICY_DENIED,\n",
+            ),
         ),
     ),
     Mutant(
