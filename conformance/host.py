@@ -78,6 +78,8 @@ class HostConfig:
         execution_timeout_s: The host's execution timeout.
         vault_failure_message: The failure's own message for a ``failing:<kind>`` vault, chosen
             by the suite (a canary the host must never report); ``None`` leaves it to the host.
+        vault_failing_from_page: For a ``failing:<kind>`` vault, the first page that fails; the
+            pages before it are served. ``None`` (the default) fails every read.
         ledger_seed: The bytes of an existing ledger file the host opens and appends to, as if
             it had written them in an earlier run; ``None`` starts with no file.
         policy_store: ``"working"``, or ``"failing"``: saving a rule (an "always allow" or a
@@ -95,6 +97,7 @@ class HostConfig:
     pending_limit: int = 4
     execution_timeout_s: float = 5.0
     vault_failure_message: str | None = None
+    vault_failing_from_page: int | None = None
     ledger_seed: bytes | None = None
     policy_store: str = "working"
 

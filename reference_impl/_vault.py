@@ -47,8 +47,11 @@ class InMemoryVault:
 
     Attributes:
         reads: Each page number served, in order, across all calls.
-        fail_with: When set, every read raises :class:`VaultError` of this kind.
+        fail_with: When set, every read from page :attr:`fail_from_page` on raises
+            :class:`VaultError` of this kind.
         fail_message: The raised failure's own message, when set (a test's canary).
+        fail_from_page: The first page that fails when :attr:`fail_with` is set; the pages
+            before it are served (0, the default: every read fails).
     """
 
     def __init__(self, records: Iterable[SecretRecord] = ()) -> None:
@@ -57,6 +60,7 @@ class InMemoryVault:
         self.reads: list[int] = []
         self.fail_with: str | None = None
         self.fail_message: str | None = None
+        self.fail_from_page = 0
 
     def add(self, record: SecretRecord) -> None:
         """Store one more record."""
@@ -72,6 +76,6 @@ class InMemoryVault:
         """Serve one page, counting the read."""
         with self._lock:
             self.reads.append(page)
-            if self.fail_with is not None:
+            if self.fail_with is not None and page >= self.fail_from_page:
                 raise VaultError(self.fail_with, self.fail_message)
             return self._records[page * page_size : (page + 1) * page_size]

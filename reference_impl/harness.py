@@ -57,6 +57,7 @@ CAPABILITIES: Final = (
     "vault.failing",
     "policy.text",
     "vault.failure-message",
+    "vault.failing-from-page",
     "ledger.seed",
     "observe.ledger-read",
     "policy.store-failing",
@@ -73,6 +74,19 @@ ANSWERS: Final = {answer.value: answer for answer in Answer if answer is not Ans
 #: Plays the operator: gets the request as a JSON-ready dict, returns an answer's wire name.
 PromptCallback = Callable[[dict[str, Any]], str]
 RegistryFactory = Callable[..., Registry]
+
+
+def _first_failing_page(value: object) -> int:
+    """Return ``vaultFailingFromPage`` as a page number: absent or null is 0, every read fails.
+
+    Raises:
+        ValueError: It is not a whole number of at least 0.
+    """
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError("vaultFailingFromPage must be a whole number of at least 0")
+    return value
 
 
 def request_to_dict(request: ApprovalRequest) -> dict[str, Any]:
@@ -225,6 +239,9 @@ class HarnessHost:
             self.vault.fail_with = vault_mode.split(":", 1)[1]
             message = config.get("vaultFailureMessage")
             self.vault.fail_message = None if message is None else str(message)
+            self.vault.fail_from_page = _first_failing_page(config.get("vaultFailingFromPage"))
+        elif config.get("vaultFailingFromPage") is not None:
+            raise ValueError("vaultFailingFromPage needs a failing vault")
         elif vault_mode not in ("present", "absent"):
             raise ValueError(f"unknown vault mode {vault_mode!r}")
         user = config.get("user", {})

@@ -1,12 +1,14 @@
 """Checks of the vault walk in the roles the paging checks never gave it (design: syntax;
 decisions R1.2, R7.1).
 
-This module owns three things the 450-entry vault of ``test_vault.py`` leaves out: a vault
+This module owns four things the 450-entry vault of ``test_vault.py`` leaves out: a vault
 that lists an id in upper case (the id a reference names is the one the vault returns, in
 upper or lower case hex, and both spellings are one reference), a walk made anew by every
 call (a value is held for its own call only, so a later call never reads it from an earlier
-call's walk), and a walk past the tenth page (it stops only when every id is found or a page
-comes back short, so a safety cap on pages loses secrets). Only the referenced entries are
+call's walk), a walk past the tenth page (it stops only when every id is found or a page
+comes back short, so a safety cap on pages loses secrets), and a vault that fails in the
+middle of a walk (a page that could not be read is no end of the vault, so the call is a vault
+failure, never a list of ids the vault does not hold). Only the referenced entries are
 canaries; the filler entries are short plain values the sweep needs not guard. It prints ids,
 page numbers and counts, never a value.
 """
@@ -14,10 +16,12 @@ page numbers and counts, never a value.
 from __future__ import annotations
 
 import json
+import re
 from typing import Final
 
 import pytest
 
+from conformance.alphabets import vault_failure_kinds
 from conformance.canary import Mint
 from conformance.host import SecretSpec
 from conformance.outcomes import require
@@ -42,6 +46,17 @@ LARGE_VAULT: Final = 2_650
 
 #: Where the referenced entry of the large vault stands: on its last, short page.
 LARGE_POSITION: Final = 2_640
+
+
+#: The vault a walk fails in the middle of: three full pages and an empty fourth, each
+#: referenced entry on a page of its own.
+MIDWALK_VAULT: Final = 3 * VAULT_PAGE
+
+#: Where the referenced entries stand: on the first page and on the last full one.
+MIDWALK_POSITIONS: Final = (7, 2 * VAULT_PAGE + 50)
+
+#: A refusal naming a vault failure by its kind alone (MSG-009).
+_VAULT_FAILURE_RE: Final = re.compile(r"the vault could not be read \([\w .-]+\)")
 
 
 def _filler(size: int) -> list[SecretSpec]:
@@ -169,4 +184,64 @@ def test_walk_past_ten_pages(host: RecordingHost, mint: Mint) -> None:
             seen.vault_reads == pages,
             "VAULT-002",
             f"the call read pages {list(seen.vault_reads)}; one walk reads 0 to {page}",
+        )
+
+
+@pytest.mark.req("MSG-009", "VAULT-002", "INV2")
+@pytest.mark.parametrize("failing_from", [1, 2])
+def test_vault_failing_in_the_middle_of_a_walk(
+    host: RecordingHost, mint: Mint, failing_from: int
+) -> None:
+    """A vault that serves its first pages and then fails, on a call naming a secret on the
+    first page and one past the failure: the walk has not seen the vault's end, so the call is
+    refused as a vault failure naming its kind, never as an unknown id, and nothing runs."""
+    host.need("vault.failing", "vault.failing-from-page")
+    entries = _filler(MIDWALK_VAULT)
+    secrets: list[SecretSpec] = []
+    for position in MIDWALK_POSITIONS:
+        secret = make_secret(mint, secret_id=entries[position].id)
+        entries[position] = secret
+        secrets.append(secret)
+    # A kind the protocol's examples do not name, so that a host cannot know it in advance.
+    kind = vault_failure_kinds(failing_from)[-1]
+    host.reset(
+        config(
+            entries,
+            tools=(RECORDER,),
+            vault=f"failing:{kind}",
+            vault_failing_from_page=failing_from,
+        )
+    )
+    outcome = host.invoke(
+        RECORDER.name, args_json({"first": ref(secrets[0].id), "later": ref(secrets[1].id)})
+    )
+    where = (
+        f"a vault that fails from page {failing_from} (kind {kind!r}), on a call naming entries "
+        f"{MIDWALK_POSITIONS[0] + 1} and {MIDWALK_POSITIONS[1] + 1} of {MIDWALK_VAULT}"
+    )
+    require(
+        outcome.disposition == "SECRET_UNRESOLVED",
+        "MSG-009",
+        f"{where} ended {outcome.disposition}, not SECRET_UNRESOLVED",
+    )
+    require(
+        _VAULT_FAILURE_RE.fullmatch(outcome.text.rstrip()) is not None,
+        "MSG-009",
+        f"{where} was not refused as a vault failure named by its kind"
+        + (
+            ": it named an id the vault does not hold"
+            if "no secret with id" in outcome.text
+            else ""
+        ),
+    )
+    seen = host.observe()
+    require(seen.receipts == (), "INV2", f"the tool ran through {where}")
+    if seen.judges("observe.vault-reads", "VAULT-002"):
+        # A page read again after its failure (a host's retry) is left to the rulings' silence;
+        # a page past the failure, or one skipped before it, is no walk of this vault.
+        require(
+            sorted(set(seen.vault_reads)) == list(range(failing_from + 1)),
+            "VAULT-002",
+            f"{where} read pages {list(seen.vault_reads)}; its walk reads 0 to {failing_from} "
+            "and stops at the failure",
         )

@@ -26,8 +26,9 @@ from conformance.host import (
 def config_to_wire(config: HostConfig) -> dict[str, Any]:
     """Return ``config`` as the driver protocol's ``configure`` params.
 
-    The optional members (``vaultFailureMessage``, ``ledgerSeed``, ``policyStore``) are sent
-    only when a check sets them, so an adapter that predates them sees the same params as before.
+    The optional members (``vaultFailureMessage``, ``vaultFailingFromPage``, ``ledgerSeed``,
+    ``policyStore``) are sent only when a check sets them, so an adapter that predates them sees
+    the same params as before.
     """
     params: dict[str, Any] = {
         "secrets": [
@@ -62,6 +63,8 @@ def config_to_wire(config: HostConfig) -> dict[str, Any]:
     }
     if config.vault_failure_message is not None:
         params["vaultFailureMessage"] = config.vault_failure_message
+    if config.vault_failing_from_page is not None:
+        params["vaultFailingFromPage"] = config.vault_failing_from_page
     if config.ledger_seed is not None:
         params["ledgerSeed"] = base64.b64encode(config.ledger_seed).decode("ascii")
     if config.policy_store != "working":
@@ -81,6 +84,8 @@ def configure_needs(params: Mapping[str, Any]) -> set[str]:
         needs.add("policy.text")
     if params.get("vaultFailureMessage") is not None:
         needs.add("vault.failure-message")
+    if params.get("vaultFailingFromPage") is not None:
+        needs.add("vault.failing-from-page")
     if params.get("ledgerSeed") is not None:
         needs.add("ledger.seed")
     if params.get("policyStore") == "failing":

@@ -391,6 +391,7 @@ ORDER: Final[tuple[str, ...]] = (
     "blank-values-refused-as-empty",
     "vault-cached-for-session",
     "vault-walk-capped-at-ten-pages",
+    "vault-later-page-failure-ends-walk",
 )
 
 

@@ -21,7 +21,9 @@ only when a random draw fell on it; the checks named below were written or widen
 - ``vault-cached-for-session``: ``test_vault_walks.py::test_every_call_walks_the_vault``
   (VAULT-002);
 - ``vault-walk-capped-at-ten-pages``: ``test_vault_walks.py::test_walk_past_ten_pages``
-  (VAULT-002).
+  (VAULT-002);
+- ``vault-later-page-failure-ends-walk``:
+  ``test_vault_walks.py::test_vault_failing_in_the_middle_of_a_walk`` (MSG-009).
 
 Each changes behaviour only and never prints a value.
 """
@@ -156,6 +158,26 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
                 "_walk",
                 "    while wanted:\n",
                 f"    while wanted and page < {_PAGE_CAP}:\n",
+            ),
+        ),
+    ),
+    Mutant(
+        "vault-later-page-failure-ends-walk",
+        "MSG-009",
+        "A page after the first that cannot be read is taken for the vault's end, so a vault "
+        "that fails in the middle of a walk is reported as ids it does not hold, never as the "
+        "vault failure it is.",
+        (
+            line_patch(
+                _RESOLVE,
+                "_walk",
+                "        records = vault.read_page(page, VAULT_PAGE_SIZE)\n",
+                "        try:\n"
+                "            records = vault.read_page(page, VAULT_PAGE_SIZE)\n"
+                "        except VaultError:\n"
+                "            if page == 0:\n"
+                "                raise\n"
+                "            break\n",
             ),
         ),
     ),

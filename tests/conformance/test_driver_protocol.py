@@ -160,6 +160,56 @@ def test_reference_driver_error_replies() -> None:
     assert 8 not in by_id  # nothing is served after shutdown
 
 
+@pytest.mark.parametrize(
+    ("vault", "first_failing", "code"),
+    [
+        ("failing:offline", 2, None),
+        ("failing:offline", None, None),
+        ("failing:offline", -1, "bad-request"),
+        ("failing:offline", True, "bad-request"),
+        ("failing:offline", "2", "bad-request"),
+        ("present", 1, "bad-request"),
+    ],
+    ids=["page-2", "null", "negative", "boolean", "string", "present-vault"],
+)
+def test_reference_driver_takes_a_vault_failing_from_a_page(
+    vault: str, first_failing: object, code: str | None
+) -> None:
+    """``vaultFailingFromPage`` is a whole number of at least 0 beside a failing vault (null
+    means every read fails); anything else is a bad request, not a vault that quietly works."""
+    params = {**config_to_wire(CONFIG), "vault": vault, "vaultFailingFromPage": first_failing}
+    replies = _exchange(
+        [
+            {"id": 0, "method": "start", "params": {"protocol": 1, "suite": {}}},
+            {"id": 1, "method": "configure", "params": params},
+        ]
+    )
+    reply = {entry["id"]: entry for entry in replies}[1]
+    if code is None:
+        assert reply["result"] == {}, reply
+    else:
+        assert reply["error"]["code"] == code, reply
+
+
+def test_a_vault_failing_from_a_page_serves_the_pages_before_it() -> None:
+    """The reference host's vault serves pages 0 and 1 and fails from page 2 on, by kind."""
+    from reference_impl._types import SecretRecord, SecretValue
+    from reference_impl._vault import InMemoryVault, VaultError
+
+    empty = SecretValue("")
+    vault = InMemoryVault(
+        SecretRecord(f"{index:032x}", "example.org", empty, empty, empty, ())
+        for index in range(450)
+    )
+    vault.fail_with, vault.fail_from_page = "offline", 2
+    assert len(vault.read_page(0, 200)) == 200
+    assert len(vault.read_page(1, 200)) == 200
+    with pytest.raises(VaultError) as failed:
+        vault.read_page(2, 200)
+    assert failed.value.kind == "offline"
+    assert vault.reads == [0, 1, 2]
+
+
 @pytest.fixture(scope="module")
 def validated() -> Iterator[SubprocessHost]:
     host = SubprocessHost(DRIVER, validate=True, call_timeout=10.0)

@@ -35,6 +35,7 @@ _CONFIG_FIELDS = {
     "policy": "policy",
     "policyText": "policy_text",
     "vaultFailureMessage": "vault_failure_message",
+    "vaultFailingFromPage": "vault_failing_from_page",
     "ledgerSeed": "ledger_seed",
     "policyStore": "policy_store",
     "vault": "vault",
