@@ -189,6 +189,11 @@ def _fence5(call: Call) -> bool:
     return replaced and not denied
 
 
+#: What a fence refuses an approved call as, for a revocation, a reset, a saved DENY or a lost
+#: ``secret.read`` (decisions R3.4).
+_FENCE_REFUSALS: Final = frozenset({"POLICY_DENIED", "SECRET_FORBIDDEN"})
+
+
 def _killed_while_open(call: Call) -> bool:
     """Whether the kill switch was pulled for the call's tool while its prompt was open."""
     return call.prompted and ("kill", call.tool) in call.events
@@ -366,6 +371,19 @@ def dispositions(call: Call, host: CallResult, model: CallResult, held: Held) ->
         held.take("FENCE-006", "runs", pulled)
         held.off_model = True
         return
+    if killed:
+        if host.disposition in _FENCE_REFUSALS and set(call.events) - {("kill", call.tool)}:
+            # The prompt met another control too, which the fence does see: a host that
+            # leaves the kill switch out refuses for that one. Its record parts from the
+            # model's, so the rest of the example is not compared.
+            held.take("FENCE-006", "runs", pulled)
+            held.off_model = True
+            return
+        fail(
+            ("FENCE-006",),
+            f"{pulled}, then approved, ended {host.disposition}: neither refused as "
+            "KILL_SWITCHED nor run as approved",
+        )
     if _resolved_otherwise(call, host, model):
         # An AI provider key's refusal (SECRET_FORBIDDEN) and another of resolution
         # (SECRET_UNRESOLVED) both apply: the order between them is a SHOULD (ORD-002).

@@ -358,17 +358,21 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             - a call to the recorder's name in capitals, which no configuration registers
               (:data:`world.UNREGISTERED`): a tool is looked up by its exact name (ORD-006);
             - the calls of resolution (:meth:`_resolution_calls`): an AI provider key's field
-              among known references, six unknown ids, and an empty field asked after another
-              field of its entry; then every awkward value of the example and a value spelling
-              a reference, delivered (SUBST-005); a call whose prompt meets the loss of
-              ``secret.read`` and its return before the answer (FENCE-003); and, off MCP, a
-              malformed candidate 100 levels down (GRAM-041);
+              among known references, a key tagged ``billing`` and ``ai-provider``, six unknown
+              ids, and an empty field asked after another field of its entry; then every
+              awkward value of the example and a value spelling a reference, delivered
+              (SUBST-005); an echo of the entry the vault lists in upper case, named in both
+              cases, whose password holds ``<>&'=`` (GRAM-004, SCRUB-004); a call whose prompt
+              meets the loss of ``secret.read`` and its return before the answer (FENCE-003);
+              and, off MCP, a malformed candidate 100 levels down (GRAM-041);
             - in the first example and one in six of the others (``probe.full``), where the
               host can start a call and return: a call naming an AI provider key and an unknown
               id at once; the calls of a full queue, prompts held open
               (:meth:`_probe_queue`); calls that run past the execution timeout while another
               prompts (:meth:`_probe_running`); and prompts that time out, are answered late,
-              or meet a full queue after timeouts (:meth:`_probe_timeouts`).
+              or meet a full queue after timeouts (:meth:`_probe_timeouts`); and, on any host,
+              every relaxing control against RBAC, a missing ``secret.read``, an invalid policy
+              file and the file's secret switches (:meth:`_probe_authority`).
 
             Ten calls an example walk the 64 fields and the 24 names from a drawn start (the
             first example from the first of each). The calls of many come first, and once they
@@ -413,6 +417,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                     self._invoke(world.RECORDER_NAME, world.both_call(), approve)
                 empty = tuple(bare for bare, _spaced in self.setup.secrets)
                 self._invoke(world.RECORDER_NAME, world.awkward_call(empty), approve)
+                self._invoke(world.ECHO_NAME, world.upper_call(probe.secret), approve)
                 if sees["control.set-permissions"]:
                     self._given_back(probe)
                 if context.host.path != MCP:
@@ -422,6 +427,8 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 self._probe_queue(probe)
                 self._probe_running(probe, steady)
                 self._probe_timeouts(probe)
+            if probe.full:
+                self._probe_authority(probe)
             if self.config is not self.example:
                 self._restart(self.example)
 
@@ -433,9 +440,82 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             approve = Plan("at-once", Answer.APPROVE)
             ai = world.ai_call(probe.ai_at, probe.ai_field, probe.secret)
             self._invoke(world.RECORDER_NAME, ai, approve)
+            self._invoke(world.RECORDER_NAME, world.tagged_call(probe.secret), approve)
             self._invoke(world.RECORDER_NAME, world.unknown_call(probe.secret), approve)
             empty = world.empty_call(probe.earlier, probe.secret)
             self._invoke(world.RECORDER_NAME, empty, approve)
+
+        def _relaxing(self, tool: str) -> tuple[Action, ...]:
+            """The controls the host announces that relax what a tool may do: a reset, a
+            revocation of the tool's rule, a saved ALLOW for it, session trust for it, YOLO."""
+            offered: tuple[Action, ...] = (
+                ("reset",),
+                ("revoke", "tool", tool),
+                ("save_rule", "tool", tool, "ALLOW"),
+                ("trust_session", tool),
+                ("set_yolo", True),
+            )
+            return tuple(a for a in offered if sees[CONTROL_CAPABILITIES[str(a[0])]])
+
+        def _probe_authority(self, probe: world.Probe) -> None:
+            """On hosts configured afresh with a present vault, apply each relaxing control
+            (:meth:`_relaxing`) in turn and make a call after each, where no control may lift
+            what authorization and the policy file decided (decisions R2.3, R7.2):
+
+            - a user without the gated tool's permission calls it, with a reference and
+              without: RBAC comes first, whatever the trust (ORD-004);
+            - a user without ``secret.read`` makes a secret-bearing call to the recorder:
+              refused before the vault and the prompt (MSG-004);
+            - an invalid policy file (where the host takes ``policyText``): every tool stays
+              DENY (POL-002);
+            - the file's ``secretBearingCalls`` DENY, then its ``secretReferencesEnabled``
+              false: a secret-bearing call is refused after every control (MSG-006, MSG-003);
+            - last, a secret-bearing call whose open prompt meets the kill switch for its tool,
+              then approved: refused as KILL_SWITCHED or run once (FENCE-006, an EITHER).
+
+            Each call is approved at once if it prompts; the model decides what it must end as.
+            """
+            assert self.example is not None
+            present = dataclasses.replace(
+                self.example, vault="present", vault_failure_message=None, admin=False
+            )
+            bearing = (world.Item("ref", probe.secret),)
+            approve = Plan("at-once", Answer.APPROVE)
+            cases: list[tuple[HostConfig, str, tuple[tuple[world.Item, ...], ...]]] = [
+                (
+                    dataclasses.replace(present, policy=None, permissions=(world.READ,)),
+                    world.GATED.name,
+                    (bearing, ()),
+                ),
+                (
+                    dataclasses.replace(present, policy=None, permissions=()),
+                    world.RECORDER_NAME,
+                    (bearing,),
+                ),
+            ]
+            if "policy.text" in capabilities:
+                invalid = dataclasses.replace(present, policy=None, policy_text="{not json")
+                cases.append((invalid, world.RECORDER_NAME, (bearing, ())))
+            for switch in ({"secretBearingCalls": "DENY"}, {"secretReferencesEnabled": False}):
+                cases.append(
+                    (dataclasses.replace(present, policy=switch), world.RECORDER_NAME, (bearing,))
+                )
+            for config, tool_name, calls in cases:
+                self._restart(config)
+                self.user = (config.admin, config.permissions)
+                with self._batch():
+                    for action in self._relaxing(tool_name):
+                        self._control(action)
+                        for members in calls:
+                            self._invoke(tool_name, members, approve)
+            if sees["control.kill"]:
+                # Last, since the tool stays kill-switched: refused as KILL_SWITCHED or run
+                # once, either held to for the rest of the run (FENCE-006).
+                self._restart(dataclasses.replace(present, policy=None, permissions=(world.READ,)))
+                self.user = (False, (world.READ,))
+                killed = Plan("acting", Answer.APPROVE, (("kill", world.RECORDER_NAME),))
+                self._invoke(world.RECORDER_NAME, bearing, killed)
+            self.user = (self.example.admin, self.example.permissions)
 
         def _given_back(self, probe: world.Probe) -> None:
             """Make a call whose prompt meets the loss of ``secret.read`` and its return, then
@@ -452,7 +532,9 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             the first of a reference-free call and the others of secret-bearing calls, all to
             the recorder; then make the calls of a full queue, each of which must end
             QUEUE_FULL and be recorded so (APPR-009, LEDG-001, LEDG-005): a secret-bearing call
-            to another tool of another provider, then a reference-free one; then the calls of
+            to another tool of another provider, then a reference-free one; with two prompts or
+            more, the last is then denied and a username-only call's prompt takes its slot, and
+            the secret-bearing call is made again (a username prompt counts); then the calls of
             resolution, each refused for its own refusal before the queue is consulted
             (ORD-003); then a reset while the prompts are open, and one more call. The prompts
             are then denied."""
@@ -466,6 +548,14 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                         held.append(entry)
                 self._beyond(world.AUX.name, bearing, held)
                 self._beyond(world.RECORDER_NAME, (), held)
+                if len(held) >= 2:
+                    # The last slot held by a username-only prompt instead: it counts as any.
+                    self._release((held.pop(),), Answer.DENY)
+                    usernames = (world.Item("ref", probe.secret, "username"),)
+                    entry = self._hold(world.RECORDER_NAME, usernames)
+                    if entry is not None:
+                        held.append(entry)
+                        self._beyond(world.AUX.name, bearing, held)
                 self._resolution_calls(probe)
                 if sees["control.reset"]:
                     self._control(("reset",))

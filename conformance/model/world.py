@@ -46,10 +46,30 @@ ALL_IDS: Final = SECRET_IDS + WIDE_IDS
 AI_ID: Final = "5ec4e7c0-0000-4000-8000-0000000000a1"
 BARE_ID: Final = "5ec4e7c1-0000-4000-8000-0000000000b2"
 HOLD_ID: Final = "5ec4e7c2-0000-4000-8000-0000000000c3"
-VAULT_IDS: Final = (*ALL_IDS, AI_ID, BARE_ID, HOLD_ID)
+
+#: Two more, named only by the probe: an entry the vault lists under its id in upper case
+#: (the design lets a vault return either), whose password holds the characters a script-safe
+#: JSON writer escapes (:data:`SCRIPTED`); and an AI provider's key whose tags are two, the
+#: exact ``ai-provider`` second. Appended after the others, so no drawn index moves.
+UPPER_ID: Final = "5ec4e7c3-0000-4000-8000-0000000000d4"
+TAGGED_ID: Final = "5ec4e7c4-0000-4000-8000-0000000000e5"
+VAULT_IDS: Final = (*ALL_IDS, AI_ID, BARE_ID, HOLD_ID, UPPER_ID, TAGGED_ID)
 AI: Final = VAULT_IDS.index(AI_ID)
 BARE: Final = VAULT_IDS.index(BARE_ID)
 HOLD: Final = VAULT_IDS.index(HOLD_ID)
+UPPER: Final = VAULT_IDS.index(UPPER_ID)
+TAGGED: Final = VAULT_IDS.index(TAGGED_ID)
+
+#: The characters form b keeps and a script-safe JSON writer writes as ``\u003c`` and so on.
+SCRIPT_CHARS: Final = "<>&'="
+
+#: What the upper-case entry's password holds: the script characters beside a quote and a
+#: backslash, which form b escapes, so that form b differs from the raw value and a host that
+#: builds form b otherwise leaves the real one in clear.
+SCRIPTED: Final = SCRIPT_CHARS + '"\\'
+
+#: The tagged key's tags: another tag first, so that only a lookup of each tag finds it.
+TAGGED_TAGS: Final = ("billing", "ai-provider")
 
 #: The tag that makes an entry an AI provider's key (decisions R2: exactly this).
 AI_TAG: Final = "ai-provider"
@@ -244,6 +264,10 @@ class Setup:
         secrets.append(make_secret(mint, secret_id=BARE_ID, notes=False))
         hold = make_secret(mint, secret_id=HOLD_ID)
         secrets.append(dataclasses.replace(hold, password=holding(hold.password)))
+        upper = make_secret(mint, secret_id=UPPER_ID.upper())
+        scripted = upper.password[:AWKWARD_SPLIT] + SCRIPTED + upper.password[AWKWARD_SPLIT:]
+        secrets.append(dataclasses.replace(upper, password=scripted))
+        secrets.append(make_secret(mint, secret_id=TAGGED_ID, tags=TAGGED_TAGS))
         return HostConfig(
             secrets=tuple(secrets),
             vault=self.vault,
@@ -528,6 +552,25 @@ def unknown_call(secret: int) -> tuple[Item, ...]:
     return (known[0], *unknown[:2], known[1], *unknown[2:], Item("unknown", 0, "username"))
 
 
+def tagged_call(secret: int) -> tuple[Item, ...]:
+    """Return a known password, then the password of the key tagged ``billing`` and
+    ``ai-provider``: refused as an AI provider's key, whatever tag stands beside the exact one
+    (MSG-011)."""
+    return (Item("ref", secret), Item("ref", secret=TAGGED))
+
+
+def upper_call(secret: int) -> tuple[Item, ...]:
+    """Return the password of the entry the vault lists in upper case, named in lower and in
+    upper case, and its notes, beside a known password: one secret whatever the case, its
+    script characters delivered and scrubbed in every form (GRAM-004, SCRUB-004)."""
+    return (
+        Item("ref", secret=UPPER),
+        Item("ref", secret),
+        Item("ref", secret=UPPER, field="password", upper=True),
+        Item("ref", secret=UPPER, field="notes"),
+    )
+
+
 def both_call() -> tuple[Item, ...]:
     """Return a reference to the AI provider key and an unknown id: both refusals apply, and a
     host may name either first (ORD-002 is a SHOULD)."""
@@ -717,15 +760,16 @@ def _named(members: Sequence[Item]) -> Iterator[tuple[int, str]]:
 
 def resolution(members: Sequence[Item], setup: Setup) -> frozenset[str]:
     """Return the refusals of resolution (decisions R2.3) that apply to a call of ``members``
-    under ``setup``: ``"vault"`` (a failing vault), ``"ai"`` (a reference to the AI provider's
-    key, in any field), ``"unknown"`` (an id no vault holds), ``"empty"`` (an empty field). A
-    host may name any of them first (the order is a SHOULD, ORD-002), and none other."""
+    under ``setup``: ``"vault"`` (a failing vault), ``"ai"`` (a reference to either AI
+    provider's key, in any field), ``"unknown"`` (an id no vault holds), ``"empty"`` (an empty
+    field). A host may name any of them first (the order is a SHOULD, ORD-002), and none
+    other."""
     named = list(_named(members))
     unknown = any(item.kind == "unknown" for item in members)
     found: set[str] = set()
     if setup.vault.startswith("failing:") and (named or unknown):
         found.add("vault")
-    if any(index == AI for index, _ in named):
+    if any(index in (AI, TAGGED) for index, _ in named):
         found.add("ai")
     if unknown:
         found.add("unknown")

@@ -313,6 +313,36 @@ def test_the_ci_budget_finds_the_mutants_of_every_moment_and_output(
     assert requirement in run.failed_requirements()
 
 
+@pytest.mark.req(
+    "ORD-004", "MSG-005", "MSG-006", "MSG-004", "FENCE-006", "MSG-011", "SCRUB-004", "APPR-009"
+)
+@pytest.mark.parametrize(
+    ("mutant", "requirement"),
+    [
+        ("trust-outranks-rbac", "ORD-004"),
+        ("reset-lifts-fail-closed", "MSG-005"),
+        ("reset-restores-secret-switches", "MSG-006"),
+        ("trust-skips-secret-read", "MSG-004"),
+        ("kill-switch-at-fence-as-policy-deny", "FENCE-006"),
+        ("vault-ids-matched-as-stored", "APPR-001"),
+        ("ai-tag-compared-as-one-string", "MSG-011"),
+        ("json-escape-script-safe", "SCRUB-004"),
+        ("username-prompts-uncounted", "APPR-009"),
+    ],
+)
+def test_the_first_example_finds_the_faults_of_authority_and_values(
+    tmp_path: Path, mutant: str, requirement: str
+) -> None:
+    """The model check's first example alone (the probe's calls, made in it) fails each mutant of
+    the controls and values the probe now meets: relaxing controls against RBAC, a missing
+    ``secret.read``, an invalid policy file and the secret switches; the kill switch at the
+    fence; an id the vault lists in upper case; a key with two tags; the script characters;
+    a username-only prompt in a full queue."""
+    run = run_suite(tmp_path, "--host", f"mutant:{mutant}", "-k", "test_model")
+    assert run.status == 1, f"the model check let {mutant} through"
+    assert requirement in run.failed_requirements()
+
+
 # --- a host that announces no control ----------------------------------------------------------
 
 
@@ -361,3 +391,52 @@ def test_a_kill_switch_pulled_while_open_may_let_the_call_run() -> None:
         with pytest.raises(RequirementError) as raised:
             compare.dispositions(elsewhere, ran, killed, Held())
         assert raised.value.requirements[0] == "ORD-004"
+
+
+@pytest.mark.req("FENCE-006")
+def test_a_kill_switch_pulled_while_open_is_refused_as_killed_or_run() -> None:
+    """With only the kill switch pulled while the prompt was open, a refusal of any other
+    disposition is neither alternative of FENCE-006 and fails it by name. With a revocation
+    too, a host that leaves the kill switch out of its fence refuses for the revocation: that
+    is the other alternative, held, and the example is compared no further."""
+    killed = CallResult("KILL_SWITCHED", "Tool recorder is disabled by the kill-switch", True)
+    denied = CallResult("POLICY_DENIED", "revoked", True)
+    alone = Call(3, "recorder", True, prompted=True, events=[("kill", "recorder")])
+    with pytest.raises(RequirementError) as raised:
+        compare.dispositions(alone, denied, killed, Held())
+    assert raised.value.requirements == ("FENCE-006",)
+    both = Call(
+        3, "recorder", True, prompted=True, events=[("kill", "recorder"), ("revoke", "tool:x")]
+    )
+    held = Held()
+    compare.dispositions(both, denied, killed, held)
+    assert held.taken == {"FENCE-006": "runs"}
+    assert held.off_model
+    timed_out = CallResult("TIMEOUT", "The approval request timed out", True)
+    with pytest.raises(RequirementError) as raised:
+        compare.dispositions(both, timed_out, killed, Held())
+    assert raised.value.requirements == ("FENCE-006",)
+
+
+def test_the_tagged_key_is_an_ai_key_whose_exact_tag_is_not_its_only_one() -> None:
+    """The probe's second AI key holds another tag before ``ai-provider``: a host comparing the
+    joined tags, or only the first, resolves it; the model expects the AI key's refusal."""
+    spec = next(s for s in _SETUP.config(Mint()).secrets if s.id == world.TAGGED_ID)
+    assert spec.tags[-1] == world.AI_TAG
+    assert len(spec.tags) > 1
+    assert world.resolution(world.tagged_call(0), _SETUP) == {"ai"}
+    assert _ids(world.tagged_call(0), "ref")[-1] == world.TAGGED_ID
+
+
+def test_the_upper_entry_is_listed_in_upper_case_and_named_in_both() -> None:
+    """The vault lists the probe's upper-case entry under its id in capitals, its password
+    holds the characters a script-safe JSON writer escapes, and the probe's call names it in
+    lower and in upper case: nothing in the call is refused at resolution."""
+    stored = [s for s in _SETUP.config(Mint()).secrets if s.id.lower() == world.UPPER_ID]
+    assert [s.id for s in stored] == [world.UPPER_ID.upper()]
+    assert world.UPPER_ID.upper() != world.UPPER_ID
+    assert world.SCRIPTED in stored[0].password
+    texts = [str(world.item_text(item)) for item in world.upper_call(0)]
+    assert any(world.UPPER_ID in text for text in texts)
+    assert any(world.UPPER_ID.upper() in text for text in texts)
+    assert world.resolution(world.upper_call(0), _SETUP) == frozenset()
