@@ -16,11 +16,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import IO, Any, Final
+from typing import IO, Any, Final, NoReturn
 
 from conformance.arguments import OneLineParser, add_version
 from conformance.hosts._protocol import PUBLISHED_CAPABILITIES
@@ -223,5 +224,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     return relay(Stripper(stripped), child, sys.stdin.buffer, sys.stdout.buffer)
 
 
+def _exit(status: int) -> NoReturn:
+    """End the process with ``status`` once its streams are flushed, without finalizing the
+    interpreter: the relay's reader of the suite's stream is a daemon thread, still blocked in a
+    read of stdin when the adapter ends first (a client that keeps the pipe open after its
+    ``shutdown``), and finalizing under it aborts the process ("could not acquire lock for
+    <stdin> at interpreter shutdown"), exit -6, in place of the adapter's own status."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(status)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    _exit(main())

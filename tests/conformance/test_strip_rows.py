@@ -190,3 +190,40 @@ def test_a_leak_row_left_out_is_decided_without_it(tmp_path: Path) -> None:
     assert "observe.log" in verdict.reads
     assert "observe.ledger" in verdict.swept, verdict
     assert _stripped_verdict(tmp_path, LOG_LEAKED, "observe.ledger") not in CERTIFYING
+
+
+def test_the_stripping_relay_ends_with_its_adapter_while_the_suite_keeps_its_pipe_open() -> None:
+    """``python -m conformance.strip`` around the reference driver, sent ``start`` and
+    ``shutdown`` by a client that keeps its end of the pipe open: the relay exits with the
+    adapter's status, 0, and says nothing on standard error. Its reader of the client's stream
+    was still blocked then, and finalizing the interpreter under it aborted the relay (exit -6,
+    "Fatal Python error" on standard error)."""
+    import json
+    import subprocess
+    import sys
+
+    adapter = f"{sys.executable} -m reference_impl.driver"
+    with subprocess.Popen(
+        [sys.executable, "-m", "conformance.strip", "observe.log", "--", *adapter.split()],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as relay:
+        assert relay.stdin is not None
+        assert relay.stdout is not None
+        assert relay.stderr is not None
+        try:
+            for number, method, params in (
+                (0, "start", {"protocol": 1, "suite": {}}),
+                (1, "shutdown", {}),
+            ):
+                line = {"id": number, "method": method, "params": params}
+                relay.stdin.write((json.dumps(line) + "\n").encode())
+                relay.stdin.flush()
+                assert json.loads(relay.stdout.readline())["id"] == number
+            # The client's end of the pipe stays open until the relay has ended.
+            status = relay.wait(timeout=30)
+            assert relay.stderr.read() == b""
+            assert status == 0
+        finally:
+            relay.kill()
