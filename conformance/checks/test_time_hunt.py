@@ -30,7 +30,7 @@ import pytest
 
 from conformance.canary import Mint
 from conformance.host import Answer, CallResult, Control, HandlerKind, PendingCall, Receipt
-from conformance.outcomes import fail, not_applicable, require
+from conformance.outcomes import fail, not_applicable, require, unchecked
 from conformance.scenario import (
     PROVIDER,
     RECORDER,
@@ -334,6 +334,10 @@ _ANSWER_AT_S: Final = 0.45
 #: prompt, so the call must still time out.
 _MEANWHILE: Final = ("yolo", "allow-other-tool", "trust-other-tool")
 
+#: The scales of those times, tried in turn while a call times out before its prompt reaches
+#: the operator: over MCP on a loaded machine, an elicitation took longer than 0.3 s to arrive.
+_SCALES: Final = (1.0, 4.0)
+
 
 @pytest.mark.req("APPR-008")
 @pytest.mark.parametrize("control", _MEANWHILE)
@@ -346,25 +350,39 @@ def test_late_answer_after_a_control_never_runs(
     capability, action = _BYSTANDERS[control]
     host.need("observe.receipts", capability)
     secret = make_secret(mint)
-    host.reset(config([secret], tools=(RECORDER, _OTHER), approval_timeout_s=_SHORT_S))
-    asked: list[float] = []
+    for scale in _SCALES:
+        timeout_s = _SHORT_S * scale
+        host.reset(config([secret], tools=(RECORDER, _OTHER), approval_timeout_s=timeout_s))
+        asked: list[float] = []
 
-    def late(_request: Mapping[str, Any], operator: Control) -> Answer:
-        # Timed from the moment the operator is asked, after the host's timer started: the
-        # answer is late whatever the machine's load.
-        asked.append(time.monotonic())
-        time.sleep(_ACT_AT_S)
-        action(operator)
-        time.sleep(max(0.0, asked[0] + _ANSWER_AT_S - time.monotonic()))
-        return Answer.APPROVE
+        def late(
+            _request: Mapping[str, Any],
+            operator: Control,
+            scale: float = scale,
+            asked: list[float] = asked,
+        ) -> Answer:
+            # Timed from the moment the operator is asked, after the host's timer started:
+            # the answer is late whatever the machine's load.
+            asked.append(time.monotonic())
+            time.sleep(_ACT_AT_S * scale)
+            action(operator)
+            time.sleep(max(0.0, asked[0] + _ANSWER_AT_S * scale - time.monotonic()))
+            return Answer.APPROVE
 
-    outcome = host.invoke(RECORDER.name, args_json({"x": ref(secret.id)}), late)
+        outcome = host.invoke(RECORDER.name, args_json({"x": ref(secret.id)}), late)
+        if asked or outcome.disposition != "TIMEOUT" or host.observe().receipts:
+            break
+    else:
+        # Timed out each time before the prompt reached the operator: whether a late answer
+        # after a control runs the call was never put to the host.
+        unchecked("APPR-008", "the prompt never reached the operator before the approval timeout")
+        return
     require(bool(asked), "APPR-008", f"a secret-bearing call ended {outcome.disposition} unasked")
     require(
         outcome.disposition == "TIMEOUT",
         "APPR-008",
-        f"a call approved {_ANSWER_AT_S - _SHORT_S:g} s after its {_SHORT_S:g} s approval "
-        f"timeout, the operator having applied {control} while its prompt was open, ended "
-        f"{outcome.disposition}",
+        f"a call approved {(_ANSWER_AT_S - _SHORT_S) * scale:g} s after its {timeout_s:g} s "
+        f"approval timeout, the operator having applied {control} while its prompt was open, "
+        f"ended {outcome.disposition}",
     )
     require(host.observe().receipts == (), "APPR-008", f"a late approval after {control} ran")
