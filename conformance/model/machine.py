@@ -500,7 +500,13 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 cases.append(
                     (dataclasses.replace(present, policy=switch), world.RECORDER_NAME, (bearing,))
                 )
+            # Each case starts on hosts configured afresh: a host that parted from the model in
+            # the one before (taking an alternative a ruling allows, such as running the call
+            # whose prompt met the kill switch) is compared again from there, and the example's
+            # own steps after the probe are compared as they were before it.
+            entered = self.held.off_model
             for config, tool_name, calls in cases:
+                self.held.off_model = entered
                 self._restart(config)
                 self.user = (config.admin, config.permissions)
                 with self._batch():
@@ -511,10 +517,12 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             if sees["control.kill"]:
                 # Last, since the tool stays kill-switched: refused as KILL_SWITCHED or run
                 # once, either held to for the rest of the run (FENCE-006).
+                self.held.off_model = entered
                 self._restart(dataclasses.replace(present, policy=None, permissions=(world.READ,)))
                 self.user = (False, (world.READ,))
                 killed = Plan("acting", Answer.APPROVE, (("kill", world.RECORDER_NAME),))
                 self._invoke(world.RECORDER_NAME, bearing, killed)
+            self.held.off_model = entered
             self.user = (self.example.admin, self.example.permissions)
 
         def _given_back(self, probe: world.Probe) -> None:
