@@ -158,6 +158,16 @@ def placeholder(secret_id: str, field_name: str | None = None) -> str:
     return f"[secret:{name_of(secret_id, field_name)}]"
 
 
+#: A vault failure's refusal (decisions R2): the ruled words, then only a kind of failure in
+#: parentheses, a short plain phrase; a failure's own text or repr brings quotes or colons.
+_VAULT_FAILURE_RE: Final = re.compile(r"the vault could not be read \([\w .-]+\)")
+
+
+def names_vault_failure(text: str) -> bool:
+    """Return whether ``text`` refuses a call as a vault failure named by its kind alone."""
+    return _VAULT_FAILURE_RE.fullmatch(text.rstrip()) is not None
+
+
 def args_json(members: Mapping[str, Any]) -> str:
     """Return compact JSON for an argument object, non-ASCII kept as written."""
     return json.dumps(dict(members), ensure_ascii=False, separators=(",", ":"))

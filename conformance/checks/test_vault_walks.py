@@ -16,7 +16,6 @@ page numbers and counts, never a value.
 from __future__ import annotations
 
 import json
-import re
 from typing import Final
 
 import pytest
@@ -35,6 +34,7 @@ from conformance.scenario import (
     ledger_records,
     make_secret,
     name_of,
+    names_vault_failure,
     new_id,
     placeholder,
     ref,
@@ -54,9 +54,6 @@ MIDWALK_VAULT: Final = 3 * VAULT_PAGE
 
 #: Where the referenced entries stand: on the first page and on the last full one.
 MIDWALK_POSITIONS: Final = (7, 2 * VAULT_PAGE + 50)
-
-#: A refusal naming a vault failure by its kind alone (MSG-009).
-_VAULT_FAILURE_RE: Final = re.compile(r"the vault could not be read \([\w .-]+\)")
 
 
 def _filler(size: int) -> list[SecretSpec]:
@@ -225,7 +222,7 @@ def test_vault_failing_in_the_middle_of_a_walk(
         f"{where} ended {outcome.disposition}, not SECRET_UNRESOLVED",
     )
     require(
-        _VAULT_FAILURE_RE.fullmatch(outcome.text.rstrip()) is not None,
+        names_vault_failure(outcome.text),
         "MSG-009",
         f"{where} was not refused as a vault failure named by its kind"
         + (
