@@ -190,8 +190,9 @@ def _fence5(call: Call) -> bool:
 
 
 #: What a fence refuses an approved call as, for a revocation, a reset, a saved DENY or a lost
-#: ``secret.read`` (decisions R3.4).
+#: ``secret.read`` (decisions R3.4), and those events as :func:`controls.event` names them.
 _FENCE_REFUSALS: Final = frozenset({"POLICY_DENIED", "SECRET_FORBIDDEN"})
+_FENCE_EVENTS: Final = frozenset({"revoke", "reset", "save:DENY", "set_permissions"})
 
 
 def _killed_while_open(call: Call) -> bool:
@@ -372,7 +373,9 @@ def dispositions(call: Call, host: CallResult, model: CallResult, held: Held) ->
         held.off_model = True
         return
     if killed:
-        if host.disposition in _FENCE_REFUSALS and set(call.events) - {("kill", call.tool)}:
+        if host.disposition in _FENCE_REFUSALS and any(
+            op in _FENCE_EVENTS for op, _target in call.events
+        ):
             # The prompt met another control too, which the fence does see: a host that
             # leaves the kill switch out refuses for that one. Its record parts from the
             # model's, so the rest of the example is not compared.

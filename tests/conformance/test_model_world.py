@@ -416,6 +416,13 @@ def test_a_kill_switch_pulled_while_open_is_refused_as_killed_or_run() -> None:
     with pytest.raises(RequirementError) as raised:
         compare.dispositions(both, timed_out, killed, Held())
     assert raised.value.requirements == ("FENCE-006",)
+    # YOLO is no event of the fence: nothing else there refuses the call.
+    relaxed = Call(
+        3, "recorder", True, prompted=True, events=[("kill", "recorder"), ("set_yolo", "")]
+    )
+    with pytest.raises(RequirementError) as raised:
+        compare.dispositions(relaxed, denied, killed, Held())
+    assert raised.value.requirements == ("FENCE-006",)
 
 
 def test_the_tagged_key_is_an_ai_key_whose_exact_tag_is_not_its_only_one() -> None:
