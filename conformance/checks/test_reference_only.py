@@ -476,6 +476,40 @@ def test_refused_text_keeps_its_escapes(host: RecordingHost, mint: Mint) -> None
     )
 
 
+#: Escapes JSON allows inside a string, spelt as an agent may choose to: decoded and encoded
+#: again they would read ``é``, ``/``, ``A`` and a tab written ``\t``.
+_JSON_ESCAPES = "\\u00e9 \\/ \\u0041 \\t"
+
+
+@pytest.mark.req("LEDG-022", "LEDG-004")
+def test_resolved_text_keeps_its_escapes(host: RecordingHost, mint: Mint) -> None:
+    """JSON arguments whose one string holds a valid reference beside escapes the agent chose
+    are kept as written, in the record and in the approval request: the reference host rewrites
+    a string only to redact a malformed candidate in it, and this one holds none, so a host
+    that decoded and encoded it again would record text the agent never sent."""
+    if via_mcp(host):
+        not_applicable(
+            "over MCP the host keeps the MCP layer's serialization of the arguments, not the "
+            "agent's text (decisions R9.2)"
+        )
+    secret = make_secret(mint)
+    host.reset(config([secret]))
+    raw = '{"x": "' + _JSON_ESCAPES + " " + ref(secret.id) + '"}'
+    host.invoke(RECORDER.name, raw)
+    seen = host.observe()
+    kept = {"sanitizedArgs": str(ledger_records(seen)[-1].get("sanitizedArgs", ""))}
+    requests = seen.approval_requests
+    if requests:
+        kept["the approval request's arguments"] = str(requests[-1].get("arguments", ""))
+    for surface, text in kept.items():
+        require(
+            text == raw,
+            ("LEDG-022", "LEDG-004"),
+            f"{surface}: {len(text)} characters kept of a {len(raw)}-character JSON text whose "
+            "valid reference and escapes needed no redaction, not the text as written",
+        )
+
+
 @pytest.mark.req("SCRUB-016")
 def test_single_pass_leftmost_longest(host: RecordingHost) -> None:
     """The reference scrubber takes the leftmost, then longest, match and never rescans."""

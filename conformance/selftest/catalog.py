@@ -368,6 +368,7 @@ ORDER: Final[tuple[str, ...]] = (
     "mcp-client-requests-when-scrubbing-off",
     "provider-save-stamp-masked",
     "non-json-escapes-dropped",
+    "kept-string-respelt",
     "redaction-braces-counted-from-one",
     "duration-plus-a-second",
     "failure-text-scrubbed-raw-only",

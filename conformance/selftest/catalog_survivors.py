@@ -346,6 +346,21 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         ),
     ),
     Mutant(
+        "kept-string-respelt",
+        "LEDG-022",
+        "A string of JSON arguments that holds a reference is encoded again even when nothing in "
+        "it was redacted, so the escapes the agent wrote there (\\u00e9, \\/) are spelt anew in "
+        "the record's sanitizedArgs and the approval request.",
+        (
+            line_patch(
+                "reference_impl._sanitize",
+                "_redact_json",
+                "if redacted != text:",
+                "if redacted is not text:",
+            ),
+        ),
+    ),
+    Mutant(
         "redaction-braces-counted-from-one",
         "LEDG-007",
         "A malformed candidate's braces are counted from one, so a candidate closed by a single "
