@@ -70,6 +70,7 @@ def test_form_b_mutant_caught_on_every_run(tmp_path: Path, mutant: str) -> None:
     assert caught == RUNS, f"{mutant} was caught in {caught} of {RUNS} runs"
 
 
+@pytest.mark.history
 @pytest.mark.parametrize("mutant", NEVER_DRAWN)
 def test_only_the_new_module_catches_the_mutant(tmp_path: Path, mutant: str) -> None:
     """Every check of the mutant's requirement runs against it once: the module written for it

@@ -18,6 +18,7 @@ from tests.conformance.suite_runs import run_suite
 MUTANT = "mutant:secret-read-given-back-forgiven"
 
 
+@pytest.mark.history
 @pytest.mark.req("FENCE-003")
 def test_older_fence_checks_pass_the_mutant(tmp_path: Path) -> None:
     """Every FENCE-003 check but the given-back cases passes the mutant."""

@@ -35,6 +35,7 @@ _LATER: Final = "test_requests_hunt"
 CASES: Final = tuple(mutant.name for mutant in MUTANTS)
 
 
+@pytest.mark.history
 @pytest.mark.parametrize("mutant", CASES)
 def test_only_the_new_module_catches_the_mutant(tmp_path: Path, mutant: str) -> None:
     """Every check of MCP-003 runs against the mutant over MCP once: the module written for it

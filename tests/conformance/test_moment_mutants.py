@@ -51,6 +51,7 @@ CASES: Final = (
 _IDS: Final = [case[0] for case in CASES]
 
 
+@pytest.mark.history
 @pytest.mark.parametrize(("mutant", "check"), CASES, ids=_IDS)
 def test_only_the_moment_checks_catch_the_mutant(tmp_path: Path, mutant: str, check: str) -> None:
     """Every check of the mutant's requirement runs against it once: those of queue moments

@@ -88,6 +88,7 @@ def _current(module: str, dotted: str) -> object:
     return vars(owner)[attribute]
 
 
+@pytest.mark.history
 def test_the_whole_older_suite_passes_a_value_inside_another(tmp_path: Path) -> None:
     """``overlap-test-inverted`` writes no whole form anywhere, so no leak search sees it, and
     no older exact comparison ends its occurrences with a value inside another: every check but
@@ -103,6 +104,7 @@ def test_the_whole_older_suite_passes_a_value_inside_another(tmp_path: Path) -> 
     assert run.report()["verdict"].startswith("conformant")
 
 
+@pytest.mark.history
 @pytest.mark.req("LEDG-007")
 def test_withheld_calls_unredacted_is_reported_by_its_check_alone(tmp_path: Path) -> None:
     """``withheld-calls-unredacted`` keeps malformed candidates in the sanitizedArgs of calls

@@ -30,6 +30,7 @@ CASES = (
 )
 
 
+@pytest.mark.history
 @pytest.mark.parametrize(("mutant", "requirement", "check"), CASES, ids=[c[0] for c in CASES])
 def test_older_checks_pass_the_mutant(
     tmp_path: Path, mutant: str, requirement: str, check: str

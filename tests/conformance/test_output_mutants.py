@@ -80,6 +80,7 @@ MODULES: Final = (_PATHS, _ACROSS)
 _LEFT_OUT: Final = f"test_grammar or {LATER_CHECKS}"
 
 
+@pytest.mark.history
 @pytest.mark.parametrize(("mutant", "module", "older"), CASES, ids=[case[0] for case in CASES])
 def test_only_the_new_module_catches_the_mutant(
     tmp_path: Path, mutant: str, module: str, older: str

@@ -67,6 +67,7 @@ def _left_out(older: str) -> str:
     return f"test_queue_moments or {LATER_CHECKS}" if older == "GRAM-011" else _LEFT_OUT
 
 
+@pytest.mark.history
 @pytest.mark.parametrize(("mutant", "module", "older"), CASES, ids=[case[0] for case in CASES])
 def test_only_the_new_module_catches_the_mutant(
     tmp_path: Path, mutant: str, module: str, older: str

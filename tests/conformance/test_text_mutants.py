@@ -41,6 +41,7 @@ _LEFT_OUT_SCRUB: Final = _LEFT_OUT + " or test_scrub_vector"
 CASES: Final = tuple(mutant.name for mutant in MUTANTS)
 
 
+@pytest.mark.history
 @pytest.mark.parametrize("mutant", CASES)
 def test_only_the_new_module_catches_the_mutant(tmp_path: Path, mutant: str) -> None:
     """Every check of the mutant's requirement runs against it once: the module written for it

@@ -41,6 +41,7 @@ _ALSO_LEFT_OUT: Final = {
 CASES: Final = tuple(mutant.name for mutant in MUTANTS)
 
 
+@pytest.mark.history
 @pytest.mark.parametrize("mutant", CASES)
 def test_only_the_new_module_catches_the_mutant(tmp_path: Path, mutant: str) -> None:
     """Every check of the mutant's requirement runs against it once: the module written for it

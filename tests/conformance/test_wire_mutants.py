@@ -25,6 +25,7 @@ pytest.importorskip("mcp", reason="the MCP wire's mutants need the MCP SDK")
 NEW_MODULE = "conformance.checks.test_wire_hunt"
 
 
+@pytest.mark.history
 @pytest.mark.parametrize("mutant", [mutant.name for mutant in MUTANTS])
 def test_only_the_new_checks_catch(tmp_path: Path, mutant: str) -> None:
     """Over MCP, every older check of the mutant's requirement passes it; a new one fails it,
