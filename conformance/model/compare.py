@@ -420,6 +420,13 @@ def dispositions(call: Call, host: CallResult, model: CallResult, held: Held) ->
         # A DENY the model's rules do not have: a rule applied to a tool or provider it was not
         # saved for, whether or not the call carries a reference (POL-004).
         fail(("POL-004",), f"{where}: refused by a DENY the model's rules do not have: {pair}")
+    misapplied = _misapplied(call, host)
+    if misapplied:
+        fail(
+            _MISAPPLIED[misapplied],
+            f"{where}: refused for the {misapplied} refusal, which "
+            f"does not apply to the call: {pair}",
+        )
     ids = reasons(model.disposition, model.text, call)
     if host.disposition in ("APPROVED_ONCE", "ALLOWED") and model.disposition not in _USUAL:
         ids = (*ids, "SUBST-004") if model.disposition == "SECRET_UNRESOLVED" else ids
@@ -429,6 +436,29 @@ def dispositions(call: Call, host: CallResult, model: CallResult, held: Held) ->
         first = "ORD-003" if model.is_error and not call.prompted else "APPR-009"
         ids = (first, *ids)
     fail(ids, f"{where} ended {pair}")
+
+
+#: What a refusal of resolution says is wrong when it does not apply to the call: an empty
+#: field the entry holds a value in (white space is a value, R2.3), an unknown id the vault
+#: holds (listed in the other case, R1.2, or on a page the walk stopped before, R7.1), a vault
+#: failure of a vault that was read, an AI provider key no reference names.
+_MISAPPLIED: Final = {
+    "empty": ("SUBST-005", "MSG-008"),
+    "unknown": ("GRAM-004", "VAULT-002", "MSG-007"),
+    "vault": ("MSG-009",),
+    "ai": ("MSG-011",),
+}
+
+
+def _misapplied(call: Call, host: CallResult) -> str | None:
+    """Return the refusal of resolution the host refused the call for, when it does not apply
+    to the call; else ``None``."""
+    if not host.is_error or call.resolution is None:
+        return None
+    got = _refusal(host.text)
+    if got is None or got[0] not in _RESOLUTION or got[0] in call.resolution:
+        return None
+    return got[0]
 
 
 def _resolved_otherwise(call: Call, host: CallResult, model: CallResult) -> bool:

@@ -63,6 +63,7 @@ from conformance.model.controls import Action
 from conformance.outcomes import LeakError, RequirementError, SuiteError, accept, fail, should
 from conformance.scenario import (
     CONTROL_CAPABILITIES,
+    VAULT_PAGE,
     WAIT_SECONDS,
     RecordingHost,
     ledger_records,
@@ -362,7 +363,8 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
               ids, and an empty field asked after another field of its entry; then every
               awkward value of the example and a value spelling a reference, delivered
               (SUBST-005); an echo of the entry the vault lists in upper case, named in both
-              cases, whose password holds ``<>&'=`` (GRAM-004, SCRUB-004); a call whose prompt
+              cases, whose password holds ``<>&'=`` (GRAM-004, SCRUB-004); every field of the
+              entry whose values are white space only, delivered (SUBST-005); a call whose prompt
               meets the loss of ``secret.read`` and its return before the answer (FENCE-003);
               and, off MCP, a malformed candidate 100 levels down (GRAM-041);
             - in the first example and one in six of the others (``probe.full``), where the
@@ -372,7 +374,8 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
               prompts (:meth:`_probe_running`); and prompts that time out, are answered late,
               or meet a full queue after timeouts (:meth:`_probe_timeouts`); and, on any host,
               every relaxing control against RBAC, a missing ``secret.read``, an invalid policy
-              file and the file's secret switches (:meth:`_probe_authority`).
+              file and the file's secret switches (:meth:`_probe_authority`), then a walk past
+              the tenth page and a vault failing from its second (:meth:`_probe_walks`).
 
             Ten calls an example walk the 64 fields and the 24 names from a drawn start (the
             first example from the first of each). The calls of many come first, and once they
@@ -418,6 +421,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 empty = tuple(bare for bare, _spaced in self.setup.secrets)
                 self._invoke(world.RECORDER_NAME, world.awkward_call(empty), approve)
                 self._invoke(world.ECHO_NAME, world.upper_call(probe.secret), approve)
+                self._invoke(world.RECORDER_NAME, world.blank_call(probe.secret), approve)
                 if sees["control.set-permissions"]:
                     self._given_back(probe)
                 if context.host.path != MCP:
@@ -429,6 +433,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 self._probe_timeouts(probe)
             if probe.full:
                 self._probe_authority(probe)
+                self._probe_walks(probe)
             if self.config is not self.example:
                 self._restart(self.example)
 
@@ -522,6 +527,50 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 self.user = (False, (world.READ,))
                 killed = Plan("acting", Answer.APPROVE, (("kill", world.RECORDER_NAME),))
                 self._invoke(world.RECORDER_NAME, bearing, killed)
+            self.held.off_model = entered
+            self.user = (self.example.admin, self.example.permissions)
+
+        def _probe_walks(self, probe: world.Probe) -> None:
+            """On hosts configured afresh with a large vault, make a call whose references
+            stand on its fourteenth page: a walk goes on until every id is found or a page comes
+            back short, however many pages that takes (VAULT-002). Then, where the host can
+            fail its vault from a page on, the example's entries on the third page and the
+            second page failing: a page that could not be read is no end of the vault, and the
+            call is refused as a vault failure, not for ids the vault does not hold (MSG-009).
+            """
+            assert self.example is not None
+            assert self.setup is not None
+            entered, setup = self.held.off_model, self.setup
+            present = dataclasses.replace(
+                self.example,
+                vault="present",
+                vault_failure_message=None,
+                policy=None,
+                admin=False,
+                permissions=(world.READ,),
+            )
+            bearing = (world.Item("ref", probe.secret),)
+            approve = Plan("at-once", Answer.APPROVE)
+            large = (*world.filler(len(world.FILLER_IDS)), *present.secrets)
+            self._restart(dataclasses.replace(present, secrets=large))
+            self.user = (present.admin, present.permissions)
+            self._invoke(world.RECORDER_NAME, bearing, approve)
+            if "vault.failing-from-page" in capabilities:
+                kind = world.FAILURE_KINDS[probe.fields % len(world.FAILURE_KINDS)]
+                failing = dataclasses.replace(
+                    present,
+                    secrets=(*world.filler(2 * VAULT_PAGE), *present.secrets),
+                    vault=f"failing:{kind}",
+                    vault_failing_from_page=1,
+                )
+                self.held.off_model = entered
+                self._restart(failing)
+                # The model's refusals of resolution follow the vault the call meets.
+                self.setup = dataclasses.replace(setup, vault=failing.vault)
+                try:
+                    self._invoke(world.RECORDER_NAME, bearing, approve)
+                finally:
+                    self.setup = setup
             self.held.off_model = entered
             self.user = (self.example.admin, self.example.permissions)
 

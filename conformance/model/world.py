@@ -53,12 +53,25 @@ HOLD_ID: Final = "5ec4e7c2-0000-4000-8000-0000000000c3"
 #: exact ``ai-provider`` second. Appended after the others, so no drawn index moves.
 UPPER_ID: Final = "5ec4e7c3-0000-4000-8000-0000000000d4"
 TAGGED_ID: Final = "5ec4e7c4-0000-4000-8000-0000000000e5"
-VAULT_IDS: Final = (*ALL_IDS, AI_ID, BARE_ID, HOLD_ID, UPPER_ID, TAGGED_ID)
+
+#: One more, named only by the probe: an entry whose values are white space only
+#: (:data:`BLANK_VALUES`), which are values, not empty fields (decisions R2.3).
+BLANK_ID: Final = "5ec4e7c5-0000-4000-8000-0000000000f6"
+VAULT_IDS: Final = (*ALL_IDS, AI_ID, BARE_ID, HOLD_ID, UPPER_ID, TAGGED_ID, BLANK_ID)
 AI: Final = VAULT_IDS.index(AI_ID)
 BARE: Final = VAULT_IDS.index(BARE_ID)
 HOLD: Final = VAULT_IDS.index(HOLD_ID)
 UPPER: Final = VAULT_IDS.index(UPPER_ID)
 TAGGED: Final = VAULT_IDS.index(TAGGED_ID)
+BLANK: Final = VAULT_IDS.index(BLANK_ID)
+
+#: The blank entry's username, password and notes: blanks, a tab, line breaks. Too common to
+#: be guarded, so no surface is searched for them; the comparison judges their delivery.
+BLANK_VALUES: Final = ("\t", "   ", " \n ")
+
+#: The filler entries of the probe's large vaults (:func:`filler`): short plain values, under
+#: the eight code points a value must have to be guarded, under ids no other entry has.
+FILLER_IDS: Final = tuple(f"5ec4e7f0-0000-4000-8000-{n:012x}" for n in range(2_640))
 
 #: The characters form b keeps and a script-safe JSON writer writes as ``\u003c`` and so on.
 SCRIPT_CHARS: Final = "<>&'="
@@ -268,6 +281,8 @@ class Setup:
         scripted = upper.password[:AWKWARD_SPLIT] + SCRIPTED + upper.password[AWKWARD_SPLIT:]
         secrets.append(dataclasses.replace(upper, password=scripted))
         secrets.append(make_secret(mint, secret_id=TAGGED_ID, tags=TAGGED_TAGS))
+        username, password, notes = BLANK_VALUES
+        secrets.append(SecretSpec(BLANK_ID, "blank.example", username, password, notes))
         return HostConfig(
             secrets=tuple(secrets),
             vault=self.vault,
@@ -568,6 +583,25 @@ def upper_call(secret: int) -> tuple[Item, ...]:
         Item("ref", secret),
         Item("ref", secret=UPPER, field="password", upper=True),
         Item("ref", secret=UPPER, field="notes"),
+    )
+
+
+def blank_call(secret: int) -> tuple[Item, ...]:
+    """Return a known password, then each field of the entry whose values are white space
+    only: delivered as they are, never refused as empty fields (SUBST-005)."""
+    return (
+        Item("ref", secret),
+        Item("ref", secret=BLANK),
+        Item("ref", secret=BLANK, field="username"),
+        Item("ref", secret=BLANK, field="notes"),
+    )
+
+
+def filler(count: int) -> tuple[SecretSpec, ...]:
+    """Return the first ``count`` filler entries of a large vault (:data:`FILLER_IDS`)."""
+    return tuple(
+        SecretSpec(sid, f"bulk-{n}.example", f"u{n}", f"p{n}")
+        for n, sid in enumerate(FILLER_IDS[:count])
     )
 
 

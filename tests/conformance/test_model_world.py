@@ -314,7 +314,18 @@ def test_the_ci_budget_finds_the_mutants_of_every_moment_and_output(
 
 
 @pytest.mark.req(
-    "ORD-004", "MSG-005", "MSG-006", "MSG-004", "FENCE-006", "MSG-011", "SCRUB-004", "APPR-009"
+    "ORD-004",
+    "MSG-005",
+    "MSG-006",
+    "MSG-004",
+    "FENCE-006",
+    "GRAM-004",
+    "MSG-011",
+    "SCRUB-004",
+    "APPR-009",
+    "SUBST-005",
+    "VAULT-002",
+    "MSG-009",
 )
 @pytest.mark.parametrize(
     ("mutant", "requirement"),
@@ -324,10 +335,13 @@ def test_the_ci_budget_finds_the_mutants_of_every_moment_and_output(
         ("reset-restores-secret-switches", "MSG-006"),
         ("trust-skips-secret-read", "MSG-004"),
         ("kill-switch-at-fence-as-policy-deny", "FENCE-006"),
-        ("vault-ids-matched-as-stored", "APPR-001"),
+        ("vault-ids-matched-as-stored", "GRAM-004"),
         ("ai-tag-compared-as-one-string", "MSG-011"),
         ("json-escape-script-safe", "SCRUB-004"),
         ("username-prompts-uncounted", "APPR-009"),
+        ("blank-values-refused-as-empty", "SUBST-005"),
+        ("vault-walk-capped-at-ten-pages", "VAULT-002"),
+        ("vault-later-page-failure-ends-walk", "MSG-009"),
     ],
 )
 def test_the_first_example_finds_the_faults_of_authority_and_values(
@@ -337,7 +351,9 @@ def test_the_first_example_finds_the_faults_of_authority_and_values(
     the controls and values the probe now meets: relaxing controls against RBAC, a missing
     ``secret.read``, an invalid policy file and the secret switches; the kill switch at the
     fence; an id the vault lists in upper case; a key with two tags; the script characters;
-    a username-only prompt in a full queue."""
+    a username-only prompt in a full queue; values of white space only; a walk past the tenth
+    page, and a vault that fails from its second page on. Each is named by its own
+    requirement."""
     run = run_suite(tmp_path, "--host", f"mutant:{mutant}", "-k", "test_model")
     assert run.status == 1, f"the model check let {mutant} through"
     assert requirement in run.failed_requirements()
