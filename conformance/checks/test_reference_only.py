@@ -396,6 +396,18 @@ _KEPT_ARGS = 10_000
 _NOTE_ROOM = 100
 
 
+def _kept_arguments(host: RecordingHost, args: str) -> dict[str, str]:
+    """Call the recorder with ``args`` and return what the host kept of them, by surface: the
+    record's sanitizedArgs, and the approval request's arguments when a prompt was shown."""
+    host.invoke(RECORDER.name, args)
+    seen = host.observe()
+    kept = {"sanitizedArgs": str(ledger_records(seen)[-1].get("sanitizedArgs", ""))}
+    requests = seen.approval_requests
+    if requests:
+        kept["the approval request's arguments"] = str(requests[-1].get("arguments", ""))
+    return kept
+
+
 @pytest.mark.req("LEDG-022")
 @pytest.mark.parametrize("length", [_KEPT_ARGS - 1, _KEPT_ARGS, _KEPT_ARGS + 1, 4 * _KEPT_ARGS])
 def test_kept_arguments_are_bounded(host: RecordingHost, mint: Mint, length: int) -> None:
@@ -419,13 +431,7 @@ def test_kept_arguments_are_bounded(host: RecordingHost, mint: Mint, length: int
     overhead = len(args_json({"x": reference, "y": ""}))
     args = args_json({"x": reference, "y": filler[: length - overhead]})
     assert len(args) == length
-    host.invoke(RECORDER.name, args)
-    seen = host.observe()
-    kept = {"sanitizedArgs": str(ledger_records(seen)[-1].get("sanitizedArgs", ""))}
-    requests = seen.approval_requests
-    if requests:
-        kept["the approval request's arguments"] = str(requests[-1].get("arguments", ""))
-    for surface, text in kept.items():
+    for surface, text in _kept_arguments(host, args).items():
         if length <= _KEPT_ARGS:
             require(
                 text == args,
@@ -495,13 +501,7 @@ def test_resolved_text_keeps_its_escapes(host: RecordingHost, mint: Mint) -> Non
     secret = make_secret(mint)
     host.reset(config([secret]))
     raw = '{"x": "' + _JSON_ESCAPES + " " + ref(secret.id) + '"}'
-    host.invoke(RECORDER.name, raw)
-    seen = host.observe()
-    kept = {"sanitizedArgs": str(ledger_records(seen)[-1].get("sanitizedArgs", ""))}
-    requests = seen.approval_requests
-    if requests:
-        kept["the approval request's arguments"] = str(requests[-1].get("arguments", ""))
-    for surface, text in kept.items():
+    for surface, text in _kept_arguments(host, raw).items():
         require(
             text == raw,
             ("LEDG-022", "LEDG-004"),
