@@ -421,7 +421,10 @@ def dispositions(call: Call, host: CallResult, model: CallResult, held: Held) ->
         # saved for, whether or not the call carries a reference (POL-004).
         fail(("POL-004",), f"{where}: refused by a DENY the model's rules do not have: {pair}")
     misapplied = _misapplied(call, host)
-    if misapplied:
+    if misapplied and not model.is_error:
+        # The model ran the call (or its prompt was answered): the host's refusal of
+        # resolution names what it got wrong. Where the model refused for an earlier step, the
+        # order is at fault, and the model's own refusal names it below.
         fail(
             _MISAPPLIED[misapplied],
             f"{where}: refused for the {misapplied} refusal, which "

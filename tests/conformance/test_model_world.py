@@ -441,6 +441,30 @@ def test_a_kill_switch_pulled_while_open_is_refused_as_killed_or_run() -> None:
     assert raised.value.requirements == ("FENCE-006",)
 
 
+def test_a_refusal_that_does_not_apply_is_named_by_what_it_gets_wrong() -> None:
+    """A host that refuses a call the model ran, for a refusal of resolution that does not
+    apply to it, fails the requirement that refusal gets wrong: an unknown id the vault holds,
+    a field of blanks refused as empty. Where the model refused the call earlier, for a missing
+    ``secret.read``, the model's own refusal is named instead: the order is at fault."""
+    ran = CallResult("APPROVED_ONCE", "ok", False)
+    unknown = CallResult("SECRET_UNRESOLVED", f"no secret with id {world.SECRET_IDS[0]}", True)
+    empty = CallResult("SECRET_UNRESOLVED", f"secret {world.BLANK_ID} has no password", True)
+    call = Call(4, "recorder", True, resolution=frozenset())
+    with pytest.raises(RequirementError) as raised:
+        compare.dispositions(call, unknown, ran, Held())
+    assert raised.value.requirements == ("GRAM-004", "VAULT-002", "MSG-007")
+    with pytest.raises(RequirementError) as raised:
+        compare.dispositions(call, empty, ran, Held())
+    assert raised.value.requirements == ("SUBST-005", "MSG-008")
+    forbidden = CallResult(
+        "SECRET_FORBIDDEN", "Secret references require the secret.read permission", True
+    )
+    with pytest.raises(RequirementError) as raised:
+        compare.dispositions(call, unknown, forbidden, Held())
+    assert "MSG-004" in raised.value.requirements
+    assert "VAULT-002" not in raised.value.requirements
+
+
 def test_the_tagged_key_is_an_ai_key_whose_exact_tag_is_not_its_only_one() -> None:
     """The probe's second AI key holds another tag before ``ai-provider``: a host comparing the
     joined tags, or only the first, resolves it; the model expects the AI key's refusal."""
