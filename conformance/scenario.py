@@ -85,6 +85,14 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
+def filler(ids: Sequence[str]) -> tuple[SecretSpec, ...]:
+    """Return one vault entry per id of short plain values, under the eight code points a value
+    needs to be guarded, so that a large vault's bulk is never searched for: ``bulk-<n>``."""
+    return tuple(
+        SecretSpec(sid, f"bulk-{n}.example", f"u{n}", f"p{n}") for n, sid in enumerate(ids)
+    )
+
+
 def ids_out_of_order(count: int) -> tuple[str, ...]:
     """Return ``count`` fresh, distinct secret ids in descending order.
 

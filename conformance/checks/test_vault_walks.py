@@ -31,6 +31,7 @@ from conformance.scenario import (
     RecordingHost,
     args_json,
     config,
+    filler,
     ledger_records,
     make_secret,
     name_of,
@@ -54,14 +55,6 @@ MIDWALK_VAULT: Final = 3 * VAULT_PAGE
 
 #: Where the referenced entries stand: on the first page and on the last full one.
 MIDWALK_POSITIONS: Final = (7, 2 * VAULT_PAGE + 50)
-
-
-def _filler(size: int) -> list[SecretSpec]:
-    """Return ``size`` entries of short plain values (under 8 code points: never guarded)."""
-    return [
-        SecretSpec(new_id(), f"bulk-{index}.example", f"u{index}", f"p{index}")
-        for index in range(size)
-    ]
 
 
 def _mixed_case(secret_id: str) -> str:
@@ -162,7 +155,7 @@ def test_every_call_walks_the_vault(host: RecordingHost, mint: Mint) -> None:
 def test_walk_past_ten_pages(host: RecordingHost, mint: Mint) -> None:
     """A secret on the fourteenth page of a vault of 2,650 entries is found by one walk of 14
     pages, which stops at that short page and at no cap before it."""
-    entries = _filler(LARGE_VAULT)
+    entries = list(filler([new_id() for _ in range(LARGE_VAULT)]))
     secret = make_secret(mint, secret_id=entries[LARGE_POSITION].id)
     entries[LARGE_POSITION] = secret
     host.reset(config(entries, tools=(RECORDER,)))
@@ -193,7 +186,7 @@ def test_vault_failing_in_the_middle_of_a_walk(
     first page and one past the failure: the walk has not seen the vault's end, so the call is
     refused as a vault failure naming its kind, never as an unknown id, and nothing runs."""
     host.need("vault.failing", "vault.failing-from-page")
-    entries = _filler(MIDWALK_VAULT)
+    entries = list(filler([new_id() for _ in range(MIDWALK_VAULT)]))
     secrets: list[SecretSpec] = []
     for position in MIDWALK_POSITIONS:
         secret = make_secret(mint, secret_id=entries[position].id)

@@ -66,6 +66,7 @@ from conformance.scenario import (
     VAULT_PAGE,
     WAIT_SECONDS,
     RecordingHost,
+    filler,
     ledger_records,
     scrubbing_of,
 )
@@ -551,7 +552,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             )
             bearing = (world.Item("ref", probe.secret),)
             approve = Plan("at-once", Answer.APPROVE)
-            large = (*world.filler(len(world.FILLER_IDS)), *present.secrets)
+            large = (*filler(world.FILLER_IDS), *present.secrets)
             self._restart(dataclasses.replace(present, secrets=large))
             self.user = (present.admin, present.permissions)
             self._invoke(world.RECORDER_NAME, bearing, approve)
@@ -559,7 +560,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 kind = world.FAILURE_KINDS[probe.fields % len(world.FAILURE_KINDS)]
                 failing = dataclasses.replace(
                     present,
-                    secrets=(*world.filler(2 * VAULT_PAGE), *present.secrets),
+                    secrets=(*filler(world.FILLER_IDS[: 2 * VAULT_PAGE]), *present.secrets),
                     vault=f"failing:{kind}",
                     vault_failing_from_page=1,
                 )

@@ -69,8 +69,9 @@ BLANK: Final = VAULT_IDS.index(BLANK_ID)
 #: be guarded, so no surface is searched for them; the comparison judges their delivery.
 BLANK_VALUES: Final = ("\t", "   ", " \n ")
 
-#: The filler entries of the probe's large vaults (:func:`filler`): short plain values, under
-#: the eight code points a value must have to be guarded, under ids no other entry has.
+#: The ids of the filler entries of the probe's large vaults
+#: (:func:`conformance.scenario.filler`), fixed as every id of the world is, and held by no
+#: other entry.
 FILLER_IDS: Final = tuple(f"5ec4e7f0-0000-4000-8000-{n:012x}" for n in range(2_640))
 
 #: The characters form b keeps and a script-safe JSON writer writes as ``\u003c`` and so on.
@@ -594,14 +595,6 @@ def blank_call(secret: int) -> tuple[Item, ...]:
         Item("ref", secret=BLANK),
         Item("ref", secret=BLANK, field="username"),
         Item("ref", secret=BLANK, field="notes"),
-    )
-
-
-def filler(count: int) -> tuple[SecretSpec, ...]:
-    """Return the first ``count`` filler entries of a large vault (:data:`FILLER_IDS`)."""
-    return tuple(
-        SecretSpec(sid, f"bulk-{n}.example", f"u{n}", f"p{n}")
-        for n, sid in enumerate(FILLER_IDS[:count])
     )
 
 

@@ -11,6 +11,9 @@ run. These tests pin the split in the report, the rule in
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any, cast
 
@@ -198,13 +201,9 @@ def test_the_stripping_relay_ends_with_its_adapter_while_the_suite_keeps_its_pip
     adapter's status, 0, and says nothing on standard error. Its reader of the client's stream
     was still blocked then, and finalizing the interpreter under it aborted the relay (exit -6,
     "Fatal Python error" on standard error)."""
-    import json
-    import subprocess
-    import sys
-
-    adapter = f"{sys.executable} -m reference_impl.driver"
+    adapter = [sys.executable, "-m", "reference_impl.driver"]
     with subprocess.Popen(
-        [sys.executable, "-m", "conformance.strip", "observe.log", "--", *adapter.split()],
+        [sys.executable, "-m", "conformance.strip", "observe.log", "--", *adapter],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
