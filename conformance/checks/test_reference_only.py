@@ -18,9 +18,9 @@ import stat
 import subprocess
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import pytest
 
@@ -719,20 +719,37 @@ def test_deep_lines_never_raise(host: RecordingHost, tmp_path: Path) -> None:
     require(b'"id":1' in out.getvalue(), "LEDG-014", "the driver stopped serving")
 
 
+#: What a crash may leave after a torn record: nothing, or zero bytes where the file system
+#: had sized the file but not written its blocks.
+_TORN_TAILS: Final = (b"", b"\0", b"\0" * 512)
+
+
 @pytest.mark.req("LEDG-015")
 def test_append_after_torn_line_starts_a_new_line(host: RecordingHost, tmp_path: Path) -> None:
-    """A record appended after a torn last line is written on a line of its own."""
+    """A record appended after a torn last line is written on a line of its own, whatever the
+    crash left: a record cut after any of its bytes (inside a character of several bytes too),
+    or that cut followed by zero bytes. A host that looks for a torn line by some bytes only
+    (a last byte above the newline's, say) glues the next record to the torn one, and both are
+    lost to every reader."""
     from reference_impl import JsonlLedger, encode_record
 
     path = tmp_path / "ledger.jsonl"
-    torn = encode_record(_record(1, 10))[:20]
-    path.write_bytes(torn)
-    JsonlLedger(path).append(_record(2, 10))
-    require(
-        path.read_bytes() == torn + b"\n" + encode_record(_record(2, 10)),
-        "LEDG-015",
-        "the record after a torn line was not written on a line of its own",
-    )
+    whole = encode_record(replace(_record(1, 10), sanitized_args="é€😀x" * 3))
+    after = encode_record(_record(2, 10))
+    cuts = [whole[:cut] for cut in range(1, len(whole))]
+    for torn in [*cuts, *(whole[:20] + tail for tail in _TORN_TAILS[1:]), *_TORN_TAILS[1:]]:
+        path.write_bytes(torn)
+        ledger = JsonlLedger(path)
+        try:
+            ledger.append(_record(2, 10))
+        finally:
+            ledger.close()
+        require(
+            path.read_bytes() == torn + b"\n" + after,
+            "LEDG-015",
+            f"the record after a torn line of {len(torn)} bytes ending in byte "
+            f"{torn[-1]:#04x} was not written on a line of its own",
+        )
 
 
 class _HostileTextError(Exception):

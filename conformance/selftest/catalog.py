@@ -378,6 +378,7 @@ ORDER: Final[tuple[str, ...]] = (
     "persist-failure-keeps-slot",
     "operator-error-keeps-slot",
     "lone-surrogate-refused-after-prompt",
+    "torn-tail-read-by-byte-value",
     # Controls and precedence (catalog_controls.py).
     "trust-outranks-rbac",
     "reset-lifts-fail-closed",

@@ -425,4 +425,19 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
             ),
         ),
     ),
+    Mutant(
+        "torn-tail-read-by-byte-value",
+        "LEDG-015",
+        "A ledger file is taken to end a line when its last byte is at or below the newline's, "
+        "so a record appended after a torn line whose crash left zero bytes is glued to it, "
+        "and both are lost to every reader.",
+        (
+            line_patch(
+                "reference_impl._ledger",
+                "JsonlLedger._needs_newline",
+                'os.pread(descriptor, 1, size - 1) != b"\\n"',
+                'os.pread(descriptor, 1, size - 1) > b"\\n"',
+            ),
+        ),
+    ),
 )
