@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from conformance.host import Answer, CallResult, Receipt
 from conformance.outcomes import UnlearnedDisposition, fail, should
+from conformance.scenario import names_vault_failure
 
 #: Every compared field and the requirements that fix it (docs/conformance.md, "The model").
 FIELD_REQUIREMENTS: Final[Mapping[str, tuple[str, ...]]] = {
@@ -76,6 +77,8 @@ class Call:
         swapped: Whether the host named another refusal of resolution first, accepted as the
             SHOULD it is (ORD-002), or refused a lost secret.read as POLICY_DENIED (FENCE-004):
             its record's disposition is then its own.
+        quoted: Text of its malformed candidates that a malformed-reference refusal may not
+            hold (decisions R2.1): the id each names, or its body where it names none.
     """
 
     step: int
@@ -89,6 +92,7 @@ class Call:
     empty: frozenset[tuple[str, str]] | None = None
     deep: bool = False
     swapped: bool = False
+    quoted: frozenset[str] = frozenset()
 
 
 #: How much of a call's arguments the reference host keeps in a prompt and in ``sanitizedArgs``
@@ -306,7 +310,9 @@ def ruled_words(call: Call, host: CallResult, model: CallResult) -> None:
     with the ruled words (decisions R2), so the host's must begin with the same words; for
     unknown ids with the model's whole message; for an empty field and an AI provider key with
     the words naming the secret (and the field) the model names, or for an empty field any
-    other empty field of the call. A host that names another refusal of resolution first, one
+    other empty field of the call; for a vault failure with the words and a kind alone in
+    parentheses (MSG-009); for a malformed reference with the words and none of a malformed
+    candidate's id or body (MSG-012). A host that names another refusal of resolution first, one
     that applies to the call, took another order among them, a SHOULD (ORD-002): reported, not
     failed. What follows the ruled words is the host's own, and refusals after a prompt are left
     to the fence checks.
@@ -344,6 +350,13 @@ def ruled_words(call: Call, host: CallResult, model: CallResult) -> None:
         return
     if not host.text.startswith(words):
         fail(requirements, f"call {call.step}: the refusal does not begin {words!r}")
+    if name == "malformed" and any(t.casefold() in host.text.casefold() for t in call.quoted):
+        # The words are followed by a location and a static reason, never the candidate.
+        fail(("MSG-012",), f"call {call.step}: the malformed-reference refusal quotes a candidate")
+    if name == "vault" and not names_vault_failure(host.text):
+        # Only a kind of failure follows the words, in parentheses: the shape the named check
+        # holds every generated kind to. A failure's own text brings colons or quotes.
+        fail(requirements, f"call {call.step}: the vault failure is not named by a kind alone")
 
 
 def dispositions(call: Call, host: CallResult, model: CallResult, held: Held) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import itertools
 import os
 import queue
 import sys
@@ -63,6 +64,7 @@ from conformance.model.controls import Action
 from conformance.outcomes import LeakError, RequirementError, SuiteError, accept, fail, should
 from conformance.scenario import (
     CONTROL_CAPABILITIES,
+    PROVIDER,
     VAULT_PAGE,
     WAIT_SECONDS,
     RecordingHost,
@@ -328,9 +330,9 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             self.setup = setup
             self.example = self.config = setup.config(mint, self.failure_text)
             self.detector = Detector(guarded_values(self.config.secrets))
+            self.own_message = Detector(())
             if self.failure_text is not None:
-                own = Guarded("the vault failure's own message", self.failure_text)
-                self.own_message = Detector((own,))
+                self._guard_failure_text(self.failure_text)
             self.user = (setup.admin, setup.permissions)
             self._restart(self.example)
             self._probe(probe)
@@ -423,6 +425,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 self._invoke(world.RECORDER_NAME, world.awkward_call(empty), approve)
                 self._invoke(world.ECHO_NAME, world.upper_call(probe.secret), approve)
                 self._invoke(world.RECORDER_NAME, world.blank_call(probe.secret), approve)
+                self._invoke(world.RECORDER_NAME, world.plain_call(), approve)
                 if sees["control.set-permissions"]:
                     self._given_back(probe)
                 if context.host.path != MCP:
@@ -435,6 +438,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             if probe.full:
                 self._probe_authority(probe)
                 self._probe_walks(probe)
+                self._probe_stamps(probe)
             if self.config is not self.example:
                 self._restart(self.example)
 
@@ -537,11 +541,14 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             back short, however many pages that takes (VAULT-002). Then, where the host can
             fail its vault from a page on, the example's entries on the third page and the
             second page failing: a page that could not be read is no end of the vault, and the
-            call is refused as a vault failure, not for ids the vault does not hold (MSG-009).
+            call is refused as a vault failure, not for ids the vault does not hold, named by a
+            kind alone: where the host takes a failure's own message, it is a fresh canary no
+            surface may show, whatever the kind is called (MSG-009). Last, where the host can be
+            built without a vault, the same call on such a host (MSG-010).
             """
             assert self.example is not None
             assert self.setup is not None
-            entered, setup = self.held.off_model, self.setup
+            entered = self.held.off_model
             present = dataclasses.replace(
                 self.example,
                 vault="present",
@@ -557,23 +564,95 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             self.user = (present.admin, present.permissions)
             self._invoke(world.RECORDER_NAME, bearing, approve)
             if "vault.failing-from-page" in capabilities:
-                kind = world.FAILURE_KINDS[probe.fields % len(world.FAILURE_KINDS)]
+                # A kind of the open alphabet: the drawn configurations meet the known ones.
+                kind = world.OPEN_FAILURE_KINDS[probe.fields % len(world.OPEN_FAILURE_KINDS)]
+                own: str | None = None
+                if "vault.failure-message" in capabilities:
+                    own = world.failure_words(Mint())
+                    self._guard_failure_text(own)
                 failing = dataclasses.replace(
                     present,
                     secrets=(*filler(world.FILLER_IDS[: 2 * VAULT_PAGE]), *present.secrets),
                     vault=f"failing:{kind}",
                     vault_failing_from_page=1,
+                    vault_failure_message=own,
                 )
-                self.held.off_model = entered
-                self._restart(failing)
-                # The model's refusals of resolution follow the vault the call meets.
-                self.setup = dataclasses.replace(setup, vault=failing.vault)
-                try:
-                    self._invoke(world.RECORDER_NAME, bearing, approve)
-                finally:
-                    self.setup = setup
+                self._vault_call(failing, entered, bearing)
+            if "vault.absent" in capabilities:
+                self._vault_call(dataclasses.replace(present, vault="absent"), entered, bearing)
             self.held.off_model = entered
             self.user = (self.example.admin, self.example.permissions)
+
+        def _probe_stamps(self, probe: world.Probe) -> None:
+            """On hosts configured afresh with a present vault and no policy file, make a
+            secret-bearing call to the recorder whose open prompt meets each ordered pair of the
+            changes that move a revocation stamp (a revocation of the tool's rule and of its
+            provider's, a reset, a saved ALLOW for either) that holds a revocation or a reset,
+            and each order of a reset and both revocations; approve it, then reset. A
+            revocation or a reset made while the prompt was open refuses the approval whatever
+            follows it (decisions R3.4, FENCE-001): a host whose stamps can come back to where
+            they were (a parity, a toggle, an XOR) lets one of these through. Only the changes
+            the host announces are made."""
+            assert self.example is not None
+            if not sees["control.reset"]:
+                return
+            entered = self.held.off_model
+            present = dataclasses.replace(
+                self.example,
+                vault="present",
+                vault_failure_message=None,
+                policy=None,
+                admin=False,
+                permissions=(world.READ,),
+                policy_store="working",
+            )
+            tool, provider = world.RECORDER_NAME, PROVIDER
+            changes: tuple[Action, ...] = (
+                ("revoke", "tool", tool),
+                ("revoke", "provider", provider),
+                ("reset",),
+                ("save_rule", "tool", tool, "ALLOW"),
+                ("save_rule", "provider", provider, "ALLOW"),
+            )
+            offered = [a for a in changes if sees[CONTROL_CAPABILITIES[str(a[0])]]]
+            fencing = [a for a in offered if a[0] in ("revoke", "reset")]
+            # A saved ALLOW alone is no event of the fence: a host may judge the call by the
+            # rule in force at the answer (as the legal variant fence-rule-at-answer does).
+            sequences = [
+                pair for pair in itertools.product(offered, repeat=2) if set(pair) & set(fencing)
+            ]
+            sequences += itertools.permutations(fencing, 3) if len(fencing) == 3 else []
+            self.held.off_model = entered
+            self._restart(present)
+            self.user = (present.admin, present.permissions)
+            bearing = (world.Item("ref", probe.secret),)
+            with self._batch():
+                for sequence in sequences:
+                    self._invoke(tool, bearing, Plan("acting", Answer.APPROVE, tuple(sequence)))
+                    self._control(("reset",))
+            self.held.off_model = entered
+            self.user = (self.example.admin, self.example.permissions)
+
+        def _vault_call(
+            self, config: HostConfig, entered: bool, members: tuple[world.Item, ...]
+        ) -> None:
+            """On hosts configured afresh with ``config``, call the recorder with ``members``;
+            the model's refusals of resolution follow ``config``'s vault."""
+            assert self.setup is not None
+            setup = self.setup
+            self.held.off_model = entered
+            self._restart(config)
+            self.setup = dataclasses.replace(setup, vault=config.vault)
+            try:
+                self._invoke(world.RECORDER_NAME, members, Plan("at-once", Answer.APPROVE))
+            finally:
+                self.setup = setup
+
+        def _guard_failure_text(self, text: str) -> None:
+            """Search every surface for the failing vault's own message ``text`` too, from now
+            until the next configuration: only a kind of failure may reach a refusal."""
+            own = Guarded("the vault failure's own message", text)
+            self.own_message = Detector((*self.own_message.guarded, own))
 
         def _given_back(self, probe: world.Probe) -> None:
             """Make a call whose prompt meets the loss of ``secret.read`` and its return, then
@@ -816,6 +895,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 resolution=world.resolution(members, self.setup),
                 empty=world.empty_fields(members, self.setup),
                 deep=world.is_deep(members),
+                quoted=world.quoted_texts(members),
             )
             return call, args
 

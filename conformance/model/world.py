@@ -155,8 +155,10 @@ CALLED_RARELY: Final = (GATED.name, UNREGISTERED)
 
 #: The kinds of vault failure a configuration draws: the protocol's examples, then an open
 #: alphabet of others (:func:`conformance.alphabets.vault_failure_kinds`), so that a host that
-#: knows a few kinds and mishandles the rest meets one it does not know.
-FAILURE_KINDS: Final = KNOWN_VAULT_FAILURES + vault_failure_kinds(29)
+#: knows a few kinds and mishandles the rest meets one it does not know. The probe's failing
+#: vault takes a kind of the open alphabet only.
+OPEN_FAILURE_KINDS: Final = vault_failure_kinds(29)
+FAILURE_KINDS: Final = KNOWN_VAULT_FAILURES + OPEN_FAILURE_KINDS
 
 #: The fields a reference may not name, from the open alphabet of
 #: :func:`conformance.alphabets.unknown_fields`: the words credential stores use, every small
@@ -206,6 +208,12 @@ SHAPE_STRIDE: Final = 8
 #: The pending limits a configuration draws, the first (the simplest draw) two, so that the
 #: first example can hold one prompt open and still open another.
 PENDING_LIMITS: Final = (2, 1, 3)
+
+
+def failure_words(mint: Mint) -> str:
+    """Return a failing vault's own message, as a backend might word it, around a fresh
+    canary from ``mint``."""
+    return "connection reset by peer: " + mint.canary(Kind.PLAIN, "vault-failure").value
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,7 +266,7 @@ class Setup:
         """Return a failing vault's own message, a fresh canary, or ``None``."""
         if not (self.failure_message and self.vault.startswith("failing:")):
             return None
-        return "connection reset by peer: " + mint.canary(Kind.PLAIN, "vault-failure").value
+        return failure_words(mint)
 
     def config(self, mint: Mint, failure_text: str | None = None) -> HostConfig:
         """Return the configuration, its secrets fresh canaries from ``mint`` and a failing
@@ -598,6 +606,13 @@ def blank_call(secret: int) -> tuple[Item, ...]:
     )
 
 
+def plain_call() -> tuple[Item, ...]:
+    """Return every plain value, and no candidate: a reference-free call, whose argument text
+    (compact, a character outside ASCII as written, an escaped quote and backslash) reaches
+    the handler byte for byte (SUBST-003, INV5)."""
+    return tuple(Item("plain", shape=shape) for shape in range(4))
+
+
 def both_call() -> tuple[Item, ...]:
     """Return a reference to the AI provider key and an unknown id: both refusals apply, and a
     host may name either first (ORD-002 is a SHOULD)."""
@@ -810,6 +825,18 @@ def empty_fields(members: Sequence[Item], setup: Setup) -> frozenset[tuple[str, 
     empty-field refusal may name any of them (the rulings name none first)."""
     return frozenset(
         (VAULT_IDS[index], name) for index, name in _named(members) if setup.empty(index, name)
+    )
+
+
+def quoted_texts(members: Sequence[Item]) -> frozenset[str]:
+    """Return the text of the malformed candidates of ``members`` that no refusal may hold
+    (decisions R2.1): the id each names, or its whole body where it names none. A field's name
+    is left out: a short one (``user``) stands in the ruled reasons' own words."""
+    opening, closing = "{{secret:", "}}"
+    return frozenset(
+        str(item_text(item))[len(opening) : -len(closing)].split(".", 1)[0]
+        for item in members
+        if item.kind == "malformed"
     )
 
 

@@ -123,10 +123,55 @@ def test_other_ruled_words_are_held_and_the_rest_is_the_hosts(
     model_text: str, words: str, requirement: str
 ) -> None:
     call = Call(2, "echo", True)
-    ruled_words(call, _refused(words + "the host's own words"), _refused(model_text))
+    # After a vault failure's words only a kind may follow; any kind is the host's own.
+    own = "keychain locked)" if requirement == "MSG-009" else "the host's own words"
+    ruled_words(call, _refused(words + own), _refused(model_text))
     with pytest.raises(RequirementError) as caught:
         ruled_words(call, _refused("refused: " + words), _refused(model_text))
     assert caught.value.requirements == (requirement,)
+
+
+@pytest.mark.req("MSG-009")
+@pytest.mark.parametrize(
+    "host_text",
+    [
+        "the vault could not be read (connection reset by peer: 7f3a)",
+        "the vault could not be read (VaultError('timed out'))",
+        "the vault could not be read (offline); sign in and retry",
+    ],
+)
+def test_a_vault_failure_is_named_by_a_kind_alone(host_text: str) -> None:
+    """The words of a vault failure are followed by a kind in parentheses and nothing else,
+    whatever kind it is: a failure's own text (a colon, quotes) or words after it fail."""
+    model = _refused("the vault could not be read (offline)")
+    ruled_words(Call(6, "echo", True), _refused("the vault could not be read (quota-spent)"), model)
+    with pytest.raises(RequirementError) as caught:
+        ruled_words(Call(6, "echo", True), _refused(host_text), model)
+    assert caught.value.requirements == ("MSG-009",)
+
+
+@pytest.mark.req("MSG-012")
+@pytest.mark.parametrize("shape", [0, 1])
+@pytest.mark.parametrize("upper", [False, True], ids=["as-written", "upper-case"])
+def test_a_malformed_refusal_quotes_no_candidate(shape: int, upper: bool) -> None:
+    """A malformed-reference refusal gives a location and a reason: the id a malformed candidate
+    names, or its body where it names none, in any case, fails it; a field name does not (a
+    short one stands in the ruled reasons' own words)."""
+    fields = ("totp", world.UNKNOWN_FIELDS[0])
+    members = (
+        world.Item("malformed", 1, shape=shape),
+        world.Item("malformed", 2, fields[shape]),
+    )
+    call = Call(7, "echo", True, quoted=world.quoted_texts(members))
+    assert len(call.quoted) == 2
+    model = _refused("Malformed secret reference at /k0 offset 0 length 21: the id is not a UUID")
+    kept = "Malformed secret reference at /k1 offset 0 length 48: unknown field (password, notes)"
+    ruled_words(call, _refused(kept), model)
+    for quoted in sorted(call.quoted):
+        text = quoted.upper() if upper else quoted
+        with pytest.raises(RequirementError) as caught:
+            ruled_words(call, _refused(f"Malformed secret reference in {text}"), model)
+        assert caught.value.requirements == ("MSG-012",)
 
 
 def test_refusals_after_a_prompt_and_calls_that_ran_are_not_held_here() -> None:

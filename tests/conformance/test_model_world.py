@@ -326,6 +326,10 @@ def test_the_ci_budget_finds_the_mutants_of_every_moment_and_output(
     "SUBST-005",
     "VAULT-002",
     "MSG-009",
+    "MSG-012",
+    "SUBST-003",
+    "MSG-010",
+    "FENCE-001",
 )
 @pytest.mark.parametrize(
     ("mutant", "requirement"),
@@ -342,6 +346,13 @@ def test_the_ci_budget_finds_the_mutants_of_every_moment_and_output(
         ("blank-values-refused-as-empty", "SUBST-005"),
         ("vault-walk-capped-at-ten-pages", "VAULT-002"),
         ("vault-later-page-failure-ends-walk", "MSG-009"),
+        ("unknown-vault-kinds-echoed", "MSG-009"),
+        ("refusal-echoes-candidate", "MSG-012"),
+        ("reference-free-reencoded", "SUBST-003"),
+        ("no-vault-message", "MSG-010"),
+        ("second-revocation-restores-stamp", "FENCE-001"),
+        ("stamps-xor-generation", "FENCE-001"),
+        ("saved-rule-toggles-stamp", "FENCE-001"),
     ],
 )
 def test_the_first_example_finds_the_faults_of_authority_and_values(
@@ -352,8 +363,11 @@ def test_the_first_example_finds_the_faults_of_authority_and_values(
     ``secret.read``, an invalid policy file and the secret switches; the kill switch at the
     fence; an id the vault lists in upper case; a key with two tags; the script characters;
     a username-only prompt in a full queue; values of white space only; a walk past the tenth
-    page, and a vault that fails from its second page on. Each is named by its own
-    requirement."""
+    page, and a vault that fails from its second page on, with a kind of the open alphabet and
+    a message of its own; a malformed candidate quoted in its refusal; a reference-free call's
+    text re-encoded; a host without a vault refusing in words of its own; revocation stamps that
+    come back to where they were when two or three changes meet one open prompt. Each is named
+    by its own requirement."""
     run = run_suite(tmp_path, "--host", f"mutant:{mutant}", "-k", "test_model")
     assert run.status == 1, f"the model check let {mutant} through"
     assert requirement in run.failed_requirements()
