@@ -65,7 +65,7 @@ class Verdict:
     """For each capability in :attr:`reads`, the ids of the catching checks that rested on it."""
 
 
-def _run_suite(arguments: Sequence[str]) -> dict[str, Any] | None:
+def run_suite(arguments: Sequence[str]) -> dict[str, Any] | None:
     """Run the suite in this process and return its JSON report."""
     import pytest
 
@@ -169,7 +169,7 @@ def path_arguments(path: str) -> list[str]:
     return ["--via", "mcp"] if path == "mcp" else []
 
 
-def _progress(line: str) -> None:
+def progress(line: str) -> None:
     """Print one line of a long run at once, so that a log piped to a file or CI shows it."""
     print(line, flush=True)
 
@@ -209,7 +209,7 @@ def selftest(
         0 when every mutant was caught by a failure naming its requirement, 1 otherwise, 2 when
         a name is unknown.
     """
-    out = out or _progress
+    out = out or progress
     chosen = [BY_NAME[name] for name in names if name in BY_NAME] if names else list(MUTANTS)
     unknown = [name for name in names if name not in BY_NAME]
     if unknown:
@@ -233,7 +233,7 @@ def selftest(
     if workers > 1:
         # Collected here once, so that every forked worker inherits the index.
         collection.check_modules()
-    answers = pool.run_all(_run_suite, runs, workers)
+    answers = pool.run_all(run_suite, runs, workers)
     for mutant, path, (report, seconds) in zip(chosen, paths, answers, strict=True):
         verdict = judge(mutant, report, seconds)
         verdicts.append(verdict)
@@ -285,7 +285,7 @@ def _strip_tables(
     # whether it judges what it could not see, which its first example answers as its budget
     # does (model.budget.first_example), in less time.
     with model_budget.first_example():
-        rows = stripping.capability_table(adapter, CAPABILITIES, _run_suite, out, extra, workers)
+        rows = stripping.capability_table(adapter, CAPABILITIES, run_suite, out, extra, workers)
     out("")
     out("mutants with a capability their catch used stripped:")
     # A mutant that breaks a SHOULD leaves a conformant verdict even with nothing stripped (a
@@ -297,7 +297,7 @@ def _strip_tables(
         if verdict.mutant.driver and verdict.caught and verdict.mutant.requirement in musts
     ]
     cases, repeats = _one_row_per_catch(eligible, via)
-    rows += stripping.mutant_table(cases, _run_suite, out, workers)
+    rows += stripping.mutant_table(cases, run_suite, out, workers)
     broken = [row for row in rows if not row.holds]
     stops = sum(row.stopped for row in rows)
     left_out = sum(
@@ -411,6 +411,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="with the stripping tables: leave the generated grammar corpus out of the "
         "reference driver's stripped runs (core, the default) or keep it (all)",
     )
+    model_reach = commands.add_parser(
+        "reach",
+        help="run the model check alone against the mutants: which it finds unaided",
+        description="Run the model check alone, at its CI budget, against every catalog mutant "
+        "(or those named), each on its own path, and print which it fails, naming what and "
+        "after how many steps. A measurement: exits 0 whatever it finds, 1 when a run gave no "
+        "report.",
+    )
+    model_reach.add_argument(
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help="the mutants to run (default: every mutant of the catalog)",
+    )
+    model_reach.add_argument(
+        "--jobs",
+        type=process_count,
+        default=pool.default_workers(),
+        metavar="N",
+        help="runs side by side, each in a process of its own (default: one more than the cores)",
+    )
     legal = commands.add_parser(
         "legal",
         help="run the whole suite against every legal variant: none may be judged "
@@ -459,6 +480,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"no legal variant is called {', '.join(unknown)}; the legal variants: {known}"
             )
         return sweep(options.names, workers=options.workers, campaign=options.campaign, extra=extra)
+    if options.command == "reach":
+        from conformance.selftest.reach import reach
+
+        return reach(options.names, workers=options.jobs)
     if options.command == "list":
         for mutant in MUTANTS:
             print(f"{mutant.name}\t{mutant.requirement}\t{mutant.description}")

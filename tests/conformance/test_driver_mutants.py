@@ -122,7 +122,7 @@ def test_selftest_closes_with_what_failed(monkeypatch: pytest.MonkeyPatch) -> No
         "problems": [],
     }
     for report, code in ((clean, 1), (caught, 0)):
-        monkeypatch.setattr(runner, "_run_suite", lambda _arguments, r=report: r)
+        monkeypatch.setattr(runner, "run_suite", lambda _arguments, r=report: r)
         lines: list[str] = []
         assert runner.selftest([mutant.name], out=lines.append) == code
         failed = lines[-1].startswith("self-test FAILED: mutants missed: " + mutant.name)
@@ -145,7 +145,7 @@ def test_stripped_runs_take_the_path_of_the_catch(monkeypatch: pytest.MonkeyPatc
         runner.Verdict(mcp_mutant, True, (mcp_mutant.requirement,), 1, None, 0.0, ("x.y",), True)
     ]
     monkeypatch.setattr(strip, "capability_table", lambda *_args: [])
-    monkeypatch.setattr(runner, "_run_suite", run)
+    monkeypatch.setattr(runner, "run_suite", run)
     runner._strip_tables(verdicts, lambda _line: None)
     assert len(seen) == 1
     assert seen[0][seen[0].index("--via") + 1] == "mcp", seen[0]
@@ -175,7 +175,7 @@ def test_stripped_reruns_keep_the_model_check_only_where_it_caught(
         mutant, True, (mutant.requirement,), 1, None, 0.0, ("observe.ledger",), core
     )
     monkeypatch.setattr(strip, "capability_table", lambda *_args: [])
-    monkeypatch.setattr(runner, "_run_suite", lambda arguments: seen.append(list(arguments)))
+    monkeypatch.setattr(runner, "run_suite", lambda arguments: seen.append(list(arguments)))
     runner._strip_tables([dataclasses.replace(verdict, modelled=modelled)], lambda _line: None)
     assert len(seen) == 1
     keywords = [
@@ -238,7 +238,7 @@ def test_a_second_mutant_caught_alike_is_not_rerun_stripped(
     seen: list[list[str]] = []
     lines: list[str] = []
     monkeypatch.setattr(strip, "capability_table", lambda *_args: [])
-    monkeypatch.setattr(runner, "_run_suite", lambda arguments: seen.append(list(arguments)))
+    monkeypatch.setattr(runner, "run_suite", lambda arguments: seen.append(list(arguments)))
     runner._strip_tables(verdicts, lines.append)
     hosts = [arguments[arguments.index("--host") + 1] for arguments in seen]
     # The first mutant twice; the second only where its log's catch is its own.

@@ -23,6 +23,7 @@ from conformance.model import compare, world
 from conformance.model.compare import Held
 from conformance.outcomes import RequirementError
 from conformance.scenario import RecordingHost
+from conformance.selftest import reach
 from tests.conformance.suite_runs import run_suite
 
 
@@ -151,8 +152,8 @@ def test_the_ci_budget_finds_the_class_mutants_it_once_could_not_reach(
 ) -> None:
     """The model check alone, with its CI budget, fails each mutant that needs a count past
     sixteen or five hundred, a text past the cap, or a name from an open alphabet, in the first
-    example, whose first step is the probe. (``unknown-vault-kinds-echoed`` waits for a failing
-    vault, one configuration in eight, and is found later: docs/conformance.md.)"""
+    example, whose first step is the probe. (``unknown-vault-kinds-echoed`` is held to the first
+    example in test_model_world.py.)"""
     run = run_suite(tmp_path, "--host", f"mutant:{mutant}", "-k", "test_model")
     assert run.status == 1, f"the model check let {mutant} through"
     assert requirement in run.failed_requirements()
@@ -168,3 +169,51 @@ def test_a_deny_the_model_does_not_have_fails_the_rule_order(bearing: bool) -> N
     with pytest.raises(RequirementError) as raised:
         compare.dispositions(call, refused, CallResult("APPROVED_ONCE", "ok", False), Held())
     assert raised.value.requirements == ("POL-004",)
+
+
+# --- the reach command: the model check alone against the catalog ------------------------------
+
+
+def test_the_reach_rows_read_found_missed_and_no_verdict() -> None:
+    """A model row that failed naming requirements is found, with where it was first seen; one
+    that passed (or took an accepted alternative) is missed; no row, or an error that names
+    nothing, is no verdict, never a miss."""
+    failed = {
+        "id": "conformance/checks/test_model.py::test_model",
+        "outcome": "fail",
+        "failedRequirements": ["MSG-010"],
+        "detail": "call 80: ... (first seen at step 1 of example 1, 1 steps into the run)",
+    }
+    assert reach.read_row({"checks": [failed]}) == (
+        "found",
+        ("MSG-010",),
+        "first seen at step 1 of example 1",
+    )
+    for outcome in ("pass", "accepted-alternative"):
+        row = {**failed, "outcome": outcome, "failedRequirements": []}
+        assert reach.read_row({"checks": [row]}) == ("missed", (), "")
+    errored = {**failed, "outcome": "error", "failedRequirements": []}
+    assert reach.read_row({"checks": [errored]})[0] == "no-run"
+    assert reach.read_row({"checks": []})[0] == "no-run"
+    assert reach.read_row(None)[0] == "no-run"
+
+
+def test_the_reach_command_runs_only_the_model_check_on_each_mutants_path() -> None:
+    assert reach.model_arguments("denial-approves")[-2:] == ["-k", "test_model"]
+    assert "--via" in reach.model_arguments("mcp-progress-unscrubbed")
+    assert reach.model_arguments("floor-nine")[:2] == ["--host", "mutant:floor-nine"]
+    assert reach.model_arguments("denial-approves")[1].endswith("driver denial-approves")
+
+
+@pytest.mark.req("APPR-010", "SCRUB-001")
+def test_the_reach_command_tells_a_mutant_the_model_finds_from_one_it_leaves() -> None:
+    """``denial-approves`` is found at the model's first step; ``floor-nine`` (an eight-character
+    value left in clear) is no fault of the model's world, whose values are longer, and is left
+    to its named check. Unknown names are refused before any run."""
+    lines: list[str] = []
+    assert reach.reach(["denial-approves", "floor-nine"], out=lines.append) == 0
+    assert lines[0].startswith("found   denial-approves")
+    assert "named APPR-010" in lines[0]
+    assert lines[1].startswith("missed  floor-nine")
+    assert lines[-1].startswith("model reach: 1/2 mutants found")
+    assert reach.reach(["no-such-mutant"], out=lines.append) == 2

@@ -1,0 +1,94 @@
+"""How far the model check reaches alone: every catalog mutant against the model check only.
+
+The self-test asks whether some check catches each mutant, naming its requirement. This asks a
+narrower question of the model check (``conformance/checks/test_model.py``): with its CI budget
+and seed and no other check, which mutants does it fail at all, naming what, and after how
+many steps? A mutant it misses is left to its named checks, which the self-test holds to
+catching it; the figure says how much of the catalog the model would find unaided, the way an
+independent host's new fault meets it. Each mutant is reached on its own path (in process,
+behind the reference driver, or over MCP), as the self-test reaches it.
+
+It is a measurement, not a gate: it exits 0 whatever the model finds, 1 when a run produced no
+report, 2 for an unknown name. It prints mutant names, requirement IDs and the model's own
+step counts, never a value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+from conformance.selftest import pool, runner
+from conformance.selftest.catalog import BY_NAME, MUTANTS
+from conformance.selftest.hosts import driver_command
+
+#: The model check's row in a report.
+MODEL_CHECK: Final = "test_model.py::test_model"
+
+#: Where a model failure's detail says the divergence was first seen.
+_FIRST_SEEN: Final = re.compile(r"first seen at step \d+ of example \d+")
+
+
+def model_arguments(name: str) -> list[str]:
+    """Return the suite arguments that run the model check alone against mutant ``name`` on
+    its own path."""
+    mutant = BY_NAME[name]
+    path = runner.path_of(mutant, "catalog")
+    host = f"mutant:{name}" if path == "inprocess" else driver_command(name)
+    return ["--host", host, *runner.path_arguments(path), "-k", "test_model"]
+
+
+def read_row(report: dict[str, Any] | None) -> tuple[str, tuple[str, ...], str]:
+    """Return what one run's report says of the model check: ``"found"`` (it failed), ``"missed"``
+    (it passed), or ``"no-run"`` (no report, or no model row, or the check errored without
+    failing a requirement); the requirements it named; where it first saw the divergence."""
+    rows = [row for row in (report or {}).get("checks", ()) if MODEL_CHECK in str(row["id"])]
+    if not rows:
+        return "no-run", (), ""
+    row = rows[0]
+    named = tuple(str(r) for r in row.get("failedRequirements") or ())
+    if row["outcome"] == "fail" and named:
+        seen = _FIRST_SEEN.search(str(row.get("detail") or ""))
+        return "found", named, seen.group(0) if seen else ""
+    if row["outcome"] in ("pass", "accepted-alternative"):
+        return "missed", (), ""
+    return "no-run", (), ""
+
+
+def reach(
+    names: Sequence[str] = (),
+    *,
+    workers: int = 1,
+    out: Callable[[str], None] | None = None,
+) -> int:
+    """Run the model check alone against every mutant (or those named) and print a row each,
+    then the count found.
+
+    Returns:
+        0 when every run reported, 1 when one did not, 2 when a name is unknown.
+    """
+    out = out or runner.progress
+    unknown = [name for name in names if name not in BY_NAME]
+    if unknown:
+        out(f"unknown mutants: {', '.join(unknown)}")
+        return 2
+    chosen = list(names) if names else [mutant.name for mutant in MUTANTS]
+    runs = [model_arguments(name) for name in chosen]
+    found = broken = 0
+    answers = pool.run_all(runner.run_suite, runs, workers)
+    for name, (report, seconds) in zip(chosen, answers, strict=True):
+        status, named, seen = read_row(report)
+        found += status == "found"
+        broken += status == "no-run"
+        detail = f"named {', '.join(named)}, {seen}" if status == "found" else "-"
+        out(
+            f"{status:<7} {name:<40} breaks {BY_NAME[name].requirement:<11} {detail} "
+            f"({seconds:.1f} s)"
+        )
+    out(
+        f"model reach: {found}/{len(chosen)} mutants found by the model check alone, at its CI "
+        f"budget; {len(chosen) - found - broken} left to their named checks"
+        + (f"; {broken} runs gave no verdict" if broken else "")
+    )
+    return 1 if broken else 0
