@@ -549,14 +549,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             assert self.example is not None
             assert self.setup is not None
             entered = self.held.off_model
-            present = dataclasses.replace(
-                self.example,
-                vault="present",
-                vault_failure_message=None,
-                policy=None,
-                admin=False,
-                permissions=(world.READ,),
-            )
+            present = self._plain_host()
             bearing = (world.Item("ref", probe.secret),)
             approve = Plan("at-once", Answer.APPROVE)
             large = (*filler(world.FILLER_IDS), *present.secrets)
@@ -583,6 +576,22 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             self.held.off_model = entered
             self.user = (self.example.admin, self.example.permissions)
 
+        def _plain_host(self, **changes: Any) -> HostConfig:
+            """Return the example's configuration with a present vault, no policy file and a
+            user who is no admin and holds only ``secret.read``, then ``changes``."""
+            assert self.example is not None
+            return dataclasses.replace(
+                self.example,
+                **{
+                    "vault": "present",
+                    "vault_failure_message": None,
+                    "policy": None,
+                    "admin": False,
+                    "permissions": (world.READ,),
+                    **changes,
+                },
+            )
+
         def _probe_stamps(self, probe: world.Probe) -> None:
             """On hosts configured afresh with a present vault and no policy file, make a
             secret-bearing call to the recorder whose open prompt meets each ordered pair of the
@@ -597,15 +606,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             if not sees["control.reset"]:
                 return
             entered = self.held.off_model
-            present = dataclasses.replace(
-                self.example,
-                vault="present",
-                vault_failure_message=None,
-                policy=None,
-                admin=False,
-                permissions=(world.READ,),
-                policy_store="working",
-            )
+            present = self._plain_host(policy_store="working")
             tool, provider = world.RECORDER_NAME, PROVIDER
             changes: tuple[Action, ...] = (
                 ("revoke", "tool", tool),
