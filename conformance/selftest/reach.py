@@ -47,7 +47,7 @@ def read_row(report: dict[str, Any] | None) -> tuple[str, tuple[str, ...], str]:
     if not rows:
         return "no-run", (), ""
     row = rows[0]
-    named = tuple(str(r) for r in row.get("failedRequirements") or ())
+    named = tuple(dict.fromkeys(str(r) for r in row.get("failedRequirements") or ()))
     if row["outcome"] == "fail" and named:
         seen = _FIRST_SEEN.search(str(row.get("detail") or ""))
         return "found", named, seen.group(0) if seen else ""

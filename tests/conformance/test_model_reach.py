@@ -181,12 +181,12 @@ def test_the_reach_rows_read_found_missed_and_no_verdict() -> None:
     failed = {
         "id": "conformance/checks/test_model.py::test_model",
         "outcome": "fail",
-        "failedRequirements": ["MSG-010"],
+        "failedRequirements": ["MSG-010", "INV2", "MSG-010"],
         "detail": "call 80: ... (first seen at step 1 of example 1, 1 steps into the run)",
     }
     assert reach.read_row({"checks": [failed]}) == (
         "found",
-        ("MSG-010",),
+        ("MSG-010", "INV2"),
         "first seen at step 1 of example 1",
     )
     for outcome in ("pass", "accepted-alternative"):
