@@ -600,8 +600,10 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             and each order of a reset and both revocations; approve it, then reset. A
             revocation or a reset made while the prompt was open refuses the approval whatever
             follows it (decisions R3.4, FENCE-001): a host whose stamps can come back to where
-            they were (a parity, a toggle, an XOR) lets one of these through. Only the changes
-            the host announces are made."""
+            they were (a parity, a toggle, an XOR) lets one of these through. Then, for each
+            pair of a rule for the tool and one for its provider, both saved, the same call:
+            a DENY of either outranks whatever the other says (POL-004). Only the changes the
+            host announces are made."""
             assert self.example is not None
             if not sees["control.reset"]:
                 return
@@ -631,6 +633,14 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 for sequence in sequences:
                     self._invoke(tool, bearing, Plan("acting", Answer.APPROVE, tuple(sequence)))
                     self._control(("reset",))
+                if sees["control.save-rule"]:
+                    # Each pair of a rule for the tool and one for its provider, saved before
+                    # the call: a DENY of either outranks whatever the other says (POL-004).
+                    for mine, theirs in itertools.product(("ALLOW", "ASK", "DENY"), repeat=2):
+                        self._control(("save_rule", "tool", tool, mine))
+                        self._control(("save_rule", "provider", provider, theirs))
+                        self._invoke(tool, bearing, Plan("at-once", Answer.APPROVE))
+                        self._control(("reset",))
             self.held.off_model = entered
             self.user = (self.example.admin, self.example.permissions)
 

@@ -353,6 +353,7 @@ def test_the_ci_budget_finds_the_mutants_of_every_moment_and_output(
         ("second-revocation-restores-stamp", "FENCE-001"),
         ("stamps-xor-generation", "FENCE-001"),
         ("saved-rule-toggles-stamp", "FENCE-001"),
+        ("tool-allow-beats-provider-deny", "MSG-005"),
     ],
 )
 def test_the_first_example_finds_the_faults_of_authority_and_values(
@@ -366,8 +367,8 @@ def test_the_first_example_finds_the_faults_of_authority_and_values(
     page, and a vault that fails from its second page on, with a kind of the open alphabet and
     a message of its own; a malformed candidate quoted in its refusal; a reference-free call's
     text re-encoded; a host without a vault refusing in words of its own; revocation stamps that
-    come back to where they were when two or three changes meet one open prompt. Each is named
-    by its own requirement."""
+    come back to where they were when two or three changes meet one open prompt; a tool's ALLOW
+    outranking its provider's DENY. Each is named by its own requirement."""
     run = run_suite(tmp_path, "--host", f"mutant:{mutant}", "-k", "test_model")
     assert run.status == 1, f"the model check let {mutant} through"
     assert requirement in run.failed_requirements()
