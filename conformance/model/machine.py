@@ -602,8 +602,10 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             follows it (decisions R3.4, FENCE-001): a host whose stamps can come back to where
             they were (a parity, a toggle, an XOR) lets one of these through. Then, for each
             pair of a rule for the tool and one for its provider, both saved, the same call:
-            a DENY of either outranks whatever the other says (POL-004). Only the changes the
-            host announces are made."""
+            a DENY of either outranks whatever the other says (POL-004). Last, the kill switch
+            for the tool, then a call with a malformed reference, and for every tool, then a call
+            to another: both end KILL_SWITCHED (ORD-004). Only the changes the host announces
+            are made."""
             assert self.example is not None
             if not sees["control.reset"]:
                 return
@@ -641,6 +643,15 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                         self._control(("save_rule", "provider", provider, theirs))
                         self._invoke(tool, bearing, Plan("at-once", Answer.APPROVE))
                         self._control(("reset",))
+                if sees["control.kill"]:
+                    # Last, as no control here lifts it: the kill switch comes before the
+                    # pre-pass, so a malformed reference is no reason (ORD-004); pulled for
+                    # every tool, it holds a tool never pulled by name.
+                    malformed = (world.Item("malformed", probe.secret, world.UNKNOWN_FIELDS[0]),)
+                    self._control(("kill", tool))
+                    self._invoke(tool, malformed, Plan("at-once", Answer.APPROVE))
+                    self._control(("kill", None))
+                    self._invoke(world.AUX.name, bearing, Plan("at-once", Answer.APPROVE))
             self.held.off_model = entered
             self.user = (self.example.admin, self.example.permissions)
 

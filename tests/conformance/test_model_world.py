@@ -354,6 +354,8 @@ def test_the_ci_budget_finds_the_mutants_of_every_moment_and_output(
         ("stamps-xor-generation", "FENCE-001"),
         ("saved-rule-toggles-stamp", "FENCE-001"),
         ("tool-allow-beats-provider-deny", "MSG-005"),
+        ("kill-after-prepass", "ORD-004"),
+        ("kill-all-ignored", "ORD-004"),
     ],
 )
 def test_the_first_example_finds_the_faults_of_authority_and_values(
@@ -368,7 +370,8 @@ def test_the_first_example_finds_the_faults_of_authority_and_values(
     a message of its own; a malformed candidate quoted in its refusal; a reference-free call's
     text re-encoded; a host without a vault refusing in words of its own; revocation stamps that
     come back to where they were when two or three changes meet one open prompt; a tool's ALLOW
-    outranking its provider's DENY. Each is named by its own requirement."""
+    outranking its provider's DENY; the kill switch decided after the pre-pass, or ignored when
+    pulled for every tool. Each is named by its own requirement."""
     run = run_suite(tmp_path, "--host", f"mutant:{mutant}", "-k", "test_model")
     assert run.status == 1, f"the model check let {mutant} through"
     assert requirement in run.failed_requirements()
