@@ -439,6 +439,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 self._probe_authority(probe)
                 self._probe_walks(probe)
                 self._probe_stamps(probe)
+                self._probe_order(probe)
             if self.config is not self.example:
                 self._restart(self.example)
 
@@ -652,6 +653,45 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                     self._invoke(tool, malformed, Plan("at-once", Answer.APPROVE))
                     self._control(("kill", None))
                     self._invoke(world.AUX.name, bearing, Plan("at-once", Answer.APPROVE))
+            self.held.off_model = entered
+            self.user = (self.example.admin, self.example.permissions)
+
+        def _probe_order(self, probe: world.Probe) -> None:
+            """For each pair of the refusals whose order the rulings fix (decisions R2.3: a
+            malformed reference, references switched off, no ``secret.read``, a DENY for the
+            tool, ``secretBearingCalls`` DENY, an unknown id), a secret-bearing call to the
+            recorder where both apply, on hosts configured afresh: the earlier one refuses it
+            (ORD-001). Pairs that need the same configuration share it: eleven configurations,
+            fifteen calls."""
+            assert self.example is not None
+            entered = self.held.off_model
+            settings: dict[str, dict[str, Any]] = {
+                "off": {"secretReferencesEnabled": False},
+                "deny": {"tools": {world.RECORDER_NAME: "DENY"}},
+                "bearing": {"secretBearingCalls": "DENY"},
+            }
+            members: dict[str, world.Item] = {
+                "malformed": world.Item("malformed", probe.secret, world.UNKNOWN_FIELDS[1]),
+                "unknown": world.Item("unknown", probe.unknown_at),
+            }
+            ordered = ("malformed", "off", "no-read", "deny", "bearing", "unknown")
+            calls: dict[frozenset[str], list[tuple[world.Item, ...]]] = {}
+            for pair in itertools.combinations(ordered, 2):
+                hosted = frozenset(name for name in pair if name not in members)
+                carried = tuple(members[name] for name in pair if name in members)
+                calls.setdefault(hosted, []).append((*carried, world.Item("ref", probe.secret)))
+            for hosted, made in calls.items():
+                policy: dict[str, Any] = {}
+                for name in sorted(hosted - {"no-read"}):
+                    policy.update(settings[name])
+                read = () if "no-read" in hosted else (world.READ,)
+                self.held.off_model = entered
+                self._restart(self._plain_host(policy=policy or None, permissions=read))
+                self.user = (False, read)
+                approve = Plan("at-once", Answer.APPROVE)
+                with self._batch():
+                    for call_members in made:
+                        self._invoke(world.RECORDER_NAME, call_members, approve)
             self.held.off_model = entered
             self.user = (self.example.admin, self.example.permissions)
 

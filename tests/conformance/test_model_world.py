@@ -315,6 +315,7 @@ def test_the_ci_budget_finds_the_mutants_of_every_moment_and_output(
 
 @pytest.mark.req(
     "ORD-004",
+    "ORD-001",
     "MSG-005",
     "MSG-006",
     "MSG-004",
@@ -356,6 +357,7 @@ def test_the_ci_budget_finds_the_mutants_of_every_moment_and_output(
         ("tool-allow-beats-provider-deny", "MSG-005"),
         ("kill-after-prepass", "ORD-004"),
         ("kill-all-ignored", "ORD-004"),
+        ("bearing-deny-first", "ORD-001"),
     ],
 )
 def test_the_first_example_finds_the_faults_of_authority_and_values(
@@ -371,7 +373,8 @@ def test_the_first_example_finds_the_faults_of_authority_and_values(
     text re-encoded; a host without a vault refusing in words of its own; revocation stamps that
     come back to where they were when two or three changes meet one open prompt; a tool's ALLOW
     outranking its provider's DENY; the kill switch decided after the pre-pass, or ignored when
-    pulled for every tool. Each is named by its own requirement."""
+    pulled for every tool; secretBearingCalls DENY decided before the refusals the rulings put
+    ahead of it. Each is named by its own requirement."""
     run = run_suite(tmp_path, "--host", f"mutant:{mutant}", "-k", "test_model")
     assert run.status == 1, f"the model check let {mutant} through"
     assert requirement in run.failed_requirements()
