@@ -56,7 +56,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Check a host against the secret-reference contract. Exit codes: "
         "0 conformant, 1 not conformant, 2 harness error (including a run where no check "
         "executed). 'secref-conformance selftest' runs the suite against the mutant catalog, "
-        "'secref-conformance legal' against every legal variant (none may fail); "
+        "'secref-conformance legal' against every legal variant (none may fail), "
+        "'secref-conformance reach' the model check alone against the catalog; "
         "'secref-conformance list requirements|checks|mutants' prints what the suite holds; "
         "'secref-conformance report --help' shows saved JSON reports again, or side by side; "
         "'secref-conformance masker --help' checks maskers; 'secref-conformance smoke --help' "
@@ -296,7 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] in (["selftest"], ["legal"]):
+    if args[:1] in (["selftest"], ["legal"], ["reach"]):
         from conformance.selftest import runner
 
         return runner.main(args)
