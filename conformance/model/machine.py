@@ -606,7 +606,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             a DENY of either outranks whatever the other says (POL-004). Last, the kill switch
             for the tool, then a call with a malformed reference, and for every tool, then a call
             to another: both end KILL_SWITCHED (ORD-004). Only the changes the host announces
-            are made."""
+            are made, and none on a host without a reset, which ends each call's changes."""
             assert self.example is not None
             if not sees["control.reset"]:
                 return
@@ -698,17 +698,10 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
         def _vault_call(
             self, config: HostConfig, entered: bool, members: tuple[world.Item, ...]
         ) -> None:
-            """On hosts configured afresh with ``config``, call the recorder with ``members``;
-            the model's refusals of resolution follow ``config``'s vault."""
-            assert self.setup is not None
-            setup = self.setup
+            """On hosts configured afresh with ``config``, call the recorder with ``members``."""
             self.held.off_model = entered
             self._restart(config)
-            self.setup = dataclasses.replace(setup, vault=config.vault)
-            try:
-                self._invoke(world.RECORDER_NAME, members, Plan("at-once", Answer.APPROVE))
-            finally:
-                self.setup = setup
+            self._invoke(world.RECORDER_NAME, members, Plan("at-once", Answer.APPROVE))
 
         def _guard_failure_text(self, text: str) -> None:
             """Search every surface for the failing vault's own message ``text`` too, from now
@@ -864,6 +857,9 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             context.host.reset(config)
             context.model.reset(config)
             self.config = config
+            if self.setup is not None and self.setup.vault != config.vault:
+                # The model's refusals of resolution follow the vault the hosts now have.
+                self.setup = dataclasses.replace(self.setup, vault=config.vault)
             self.short = config.approval_timeout_s <= world.SHORT_TIMEOUT_S
             self.cursors = (_Cursor(), _Cursor())
             self.calls = []
