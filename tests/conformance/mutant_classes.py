@@ -72,13 +72,13 @@ def only_new_checks_catch(
     def new(row: dict[str, Any]) -> bool:
         return any(name in str(row["id"]) for name in files)
 
-    older = [row for row in rows if not new(row)]
-    caught_by_older = [row["id"] for row in older if row["outcome"] in _CAUGHT]
+    earlier = [row for row in rows if not new(row)]
+    caught_by_older = [row["id"] for row in earlier if row["outcome"] in _CAUGHT]
     assert caught_by_older == [], f"older checks caught {mutant}: {caught_by_older[:3]}"
     # A run whose older checks were all skipped (a host that did not start in time, say) is no
     # evidence either way: say what they ended as, and why, rather than only that none passed.
-    assert any(row["outcome"] == "pass" for row in older), "no older check passed: " + "; ".join(
-        f"{row['id']} {row['outcome']} {row.get('detail') or ''}" for row in older[:3]
+    assert any(row["outcome"] == "pass" for row in earlier), "no older check passed: " + "; ".join(
+        f"{row['id']} {row['outcome']} {row.get('detail') or ''}" for row in earlier[:3]
     )
     assert any(new(row) and row["outcome"] == "fail" for row in rows), f"{mutant} got through"
     assert requirement in run.failed_requirements(), f"no new check named {requirement}"
