@@ -40,9 +40,10 @@ def model_arguments(name: str) -> list[str]:
 
 
 def read_row(report: dict[str, Any] | None) -> tuple[str, tuple[str, ...], str]:
-    """Return what one run's report says of the model check: ``"found"`` (it failed), ``"missed"``
-    (it passed), or ``"no-run"`` (no report, or no model row, or the check errored without
-    failing a requirement); the requirements it named; where it first saw the divergence."""
+    """Return what one run's report says of the model check: ``"found"`` (it failed),
+    ``"should"`` (it passed but reported a SHOULD missed), ``"missed"`` (it passed), or
+    ``"no-run"`` (no report, no model row, or a check skipped or errored: no verdict); the
+    requirements it named; where it first saw the divergence."""
     rows = [row for row in (report or {}).get("checks", ()) if MODEL_CHECK in str(row["id"])]
     if not rows:
         return "no-run", (), ""
@@ -51,6 +52,8 @@ def read_row(report: dict[str, Any] | None) -> tuple[str, tuple[str, ...], str]:
     if row["outcome"] == "fail" and named:
         seen = _FIRST_SEEN.search(str(row.get("detail") or ""))
         return "found", named, seen.group(0) if seen else ""
+    if row["outcome"] == "non-strict":
+        return "should", tuple(dict.fromkeys(str(r) for r in row.get("nonStrict") or ())), ""
     if row["outcome"] in ("pass", "accepted-alternative"):
         return "missed", (), ""
     return "no-run", (), ""
@@ -75,20 +78,22 @@ def reach(
         return 2
     chosen = list(names) if names else [mutant.name for mutant in MUTANTS]
     runs = [model_arguments(name) for name in chosen]
-    found = broken = 0
+    found = reported = broken = 0
     answers = pool.run_all(runner.run_suite, runs, workers)
     for name, (report, seconds) in zip(chosen, answers, strict=True):
         status, named, seen = read_row(report)
         found += status == "found"
+        reported += status == "should"
         broken += status == "no-run"
-        detail = f"named {', '.join(named)}, {seen}" if status == "found" else "-"
+        detail = (f"named {', '.join(named)}" + (f", {seen}" if seen else "")) if named else "-"
         out(
             f"{status:<7} {name:<40} breaks {BY_NAME[name].requirement:<11} {detail} "
             f"({seconds:.1f} s)"
         )
+    left = len(chosen) - found - reported - broken
     out(
         f"model reach: {found}/{len(chosen)} mutants found by the model check alone, at its CI "
-        f"budget; {len(chosen) - found - broken} left to their named checks"
+        f"budget; {reported} reported as a SHOULD missed; {left} left to their named checks"
         + (f"; {broken} runs gave no verdict" if broken else "")
     )
     return 1 if broken else 0

@@ -189,6 +189,13 @@ def test_the_reach_rows_read_found_missed_and_no_verdict() -> None:
         ("MSG-010", "INV2"),
         "first seen at step 1 of example 1",
     )
+    should = {
+        **failed,
+        "outcome": "non-strict",
+        "failedRequirements": [],
+        "nonStrict": ["LEDG-007"],
+    }
+    assert reach.read_row({"checks": [should]}) == ("should", ("LEDG-007",), "")
     for outcome in ("pass", "accepted-alternative"):
         row = {**failed, "outcome": outcome, "failedRequirements": []}
         assert reach.read_row({"checks": [row]}) == ("missed", (), "")
@@ -216,4 +223,5 @@ def test_the_reach_command_tells_a_mutant_the_model_finds_from_one_it_leaves() -
     assert "named APPR-010" in lines[0]
     assert lines[1].startswith("missed  floor-nine")
     assert lines[-1].startswith("model reach: 1/2 mutants found")
+    assert "0 reported as a SHOULD missed; 1 left to their named checks" in lines[-1]
     assert reach.reach(["no-such-mutant"], out=lines.append) == 2
