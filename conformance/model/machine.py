@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import itertools
 import os
 import queue
 import sys
@@ -64,7 +63,6 @@ from conformance.model.controls import Action
 from conformance.outcomes import LeakError, RequirementError, SuiteError, accept, fail, should
 from conformance.scenario import (
     CONTROL_CAPABILITIES,
-    PROVIDER,
     VAULT_PAGE,
     WAIT_SECONDS,
     RecordingHost,
@@ -438,8 +436,6 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             if probe.full:
                 self._probe_authority(probe)
                 self._probe_walks(probe)
-                self._probe_stamps(probe)
-                self._probe_order(probe)
             if self.config is not self.example:
                 self._restart(self.example)
 
@@ -592,108 +588,6 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                     **changes,
                 },
             )
-
-        def _probe_stamps(self, probe: world.Probe) -> None:
-            """On hosts configured afresh with a present vault and no policy file, make a
-            secret-bearing call to the recorder whose open prompt meets each ordered pair of the
-            changes that move a revocation stamp (a revocation of the tool's rule and of its
-            provider's, a reset, a saved ALLOW for either) that holds a revocation or a reset,
-            and each order of a reset and both revocations; approve it, then reset. A
-            revocation or a reset made while the prompt was open refuses the approval whatever
-            follows it (decisions R3.4, FENCE-001): a host whose stamps can come back to where
-            they were (a parity, a toggle, an XOR) lets one of these through. Then, for each
-            pair of a rule for the tool and one for its provider, both saved, the same call:
-            a DENY of either outranks whatever the other says (POL-004). Last, the kill switch
-            for the tool, then a call with a malformed reference, and for every tool, then a call
-            to another: both end KILL_SWITCHED (ORD-004). Only the changes the host announces
-            are made, and none on a host without a reset, which ends each call's changes."""
-            assert self.example is not None
-            if not sees["control.reset"]:
-                return
-            entered = self.held.off_model
-            present = self._plain_host(policy_store="working")
-            tool, provider = world.RECORDER_NAME, PROVIDER
-            changes: tuple[Action, ...] = (
-                ("revoke", "tool", tool),
-                ("revoke", "provider", provider),
-                ("reset",),
-                ("save_rule", "tool", tool, "ALLOW"),
-                ("save_rule", "provider", provider, "ALLOW"),
-            )
-            offered = [a for a in changes if sees[CONTROL_CAPABILITIES[str(a[0])]]]
-            fencing = [a for a in offered if a[0] in ("revoke", "reset")]
-            # A saved ALLOW alone is no event of the fence: a host may judge the call by the
-            # rule in force at the answer (as the legal variant fence-rule-at-answer does).
-            sequences = [
-                pair for pair in itertools.product(offered, repeat=2) if set(pair) & set(fencing)
-            ]
-            sequences += itertools.permutations(fencing, 3) if len(fencing) == 3 else []
-            self.held.off_model = entered
-            self._restart(present)
-            self.user = (present.admin, present.permissions)
-            bearing = (world.Item("ref", probe.secret),)
-            with self._batch():
-                for sequence in sequences:
-                    self._invoke(tool, bearing, Plan("acting", Answer.APPROVE, tuple(sequence)))
-                    self._control(("reset",))
-                if sees["control.save-rule"]:
-                    # Each pair of a rule for the tool and one for its provider, saved before
-                    # the call: a DENY of either outranks whatever the other says (POL-004).
-                    for mine, theirs in itertools.product(("ALLOW", "ASK", "DENY"), repeat=2):
-                        self._control(("save_rule", "tool", tool, mine))
-                        self._control(("save_rule", "provider", provider, theirs))
-                        self._invoke(tool, bearing, Plan("at-once", Answer.APPROVE))
-                        self._control(("reset",))
-                if sees["control.kill"]:
-                    # Last, as no control here lifts it: the kill switch comes before the
-                    # pre-pass, so a malformed reference is no reason (ORD-004); pulled for
-                    # every tool, it holds a tool never pulled by name.
-                    malformed = (world.Item("malformed", probe.secret, world.UNKNOWN_FIELDS[0]),)
-                    self._control(("kill", tool))
-                    self._invoke(tool, malformed, Plan("at-once", Answer.APPROVE))
-                    self._control(("kill", None))
-                    self._invoke(world.AUX.name, bearing, Plan("at-once", Answer.APPROVE))
-            self.held.off_model = entered
-            self.user = (self.example.admin, self.example.permissions)
-
-        def _probe_order(self, probe: world.Probe) -> None:
-            """For each pair of the refusals whose order the rulings fix (decisions R2.3: a
-            malformed reference, references switched off, no ``secret.read``, a DENY for the
-            tool, ``secretBearingCalls`` DENY, an unknown id), a secret-bearing call to the
-            recorder where both apply, on hosts configured afresh: the earlier one refuses it
-            (ORD-001). Pairs that need the same configuration share it: eleven configurations,
-            fifteen calls."""
-            assert self.example is not None
-            entered = self.held.off_model
-            settings: dict[str, dict[str, Any]] = {
-                "off": {"secretReferencesEnabled": False},
-                "deny": {"tools": {world.RECORDER_NAME: "DENY"}},
-                "bearing": {"secretBearingCalls": "DENY"},
-            }
-            members: dict[str, world.Item] = {
-                "malformed": world.Item("malformed", probe.secret, world.UNKNOWN_FIELDS[1]),
-                "unknown": world.Item("unknown", probe.unknown_at),
-            }
-            ordered = ("malformed", "off", "no-read", "deny", "bearing", "unknown")
-            calls: dict[frozenset[str], list[tuple[world.Item, ...]]] = {}
-            for pair in itertools.combinations(ordered, 2):
-                hosted = frozenset(name for name in pair if name not in members)
-                carried = tuple(members[name] for name in pair if name in members)
-                calls.setdefault(hosted, []).append((*carried, world.Item("ref", probe.secret)))
-            for hosted, made in calls.items():
-                policy: dict[str, Any] = {}
-                for name in sorted(hosted - {"no-read"}):
-                    policy.update(settings[name])
-                read = () if "no-read" in hosted else (world.READ,)
-                self.held.off_model = entered
-                self._restart(self._plain_host(policy=policy or None, permissions=read))
-                self.user = (False, read)
-                approve = Plan("at-once", Answer.APPROVE)
-                with self._batch():
-                    for call_members in made:
-                        self._invoke(world.RECORDER_NAME, call_members, approve)
-            self.held.off_model = entered
-            self.user = (self.example.admin, self.example.permissions)
 
         def _vault_call(
             self, config: HostConfig, entered: bool, members: tuple[world.Item, ...]

@@ -315,7 +315,6 @@ def test_the_ci_budget_finds_the_mutants_of_every_moment_and_output(
 
 @pytest.mark.req(
     "ORD-004",
-    "ORD-001",
     "MSG-005",
     "MSG-006",
     "MSG-004",
@@ -330,7 +329,6 @@ def test_the_ci_budget_finds_the_mutants_of_every_moment_and_output(
     "MSG-012",
     "SUBST-003",
     "MSG-010",
-    "FENCE-001",
 )
 @pytest.mark.parametrize(
     ("mutant", "requirement"),
@@ -351,13 +349,6 @@ def test_the_ci_budget_finds_the_mutants_of_every_moment_and_output(
         ("refusal-echoes-candidate", "MSG-012"),
         ("reference-free-reencoded", "SUBST-003"),
         ("no-vault-message", "MSG-010"),
-        ("second-revocation-restores-stamp", "FENCE-001"),
-        ("stamps-xor-generation", "FENCE-001"),
-        ("saved-rule-toggles-stamp", "FENCE-001"),
-        ("tool-allow-beats-provider-deny", "MSG-005"),
-        ("kill-after-prepass", "ORD-004"),
-        ("kill-all-ignored", "ORD-004"),
-        ("bearing-deny-first", "ORD-001"),
     ],
 )
 def test_the_first_example_finds_the_faults_of_authority_and_values(
@@ -370,11 +361,8 @@ def test_the_first_example_finds_the_faults_of_authority_and_values(
     a username-only prompt in a full queue; values of white space only; a walk past the tenth
     page, and a vault that fails from its second page on, with a kind of the open alphabet and
     a message of its own; a malformed candidate quoted in its refusal; a reference-free call's
-    text re-encoded; a host without a vault refusing in words of its own; revocation stamps that
-    come back to where they were when two or three changes meet one open prompt; a tool's ALLOW
-    outranking its provider's DENY; the kill switch decided after the pre-pass, or ignored when
-    pulled for every tool; secretBearingCalls DENY decided before the refusals the rulings put
-    ahead of it. Each is named by its own requirement."""
+    text re-encoded; a host without a vault refusing in words of its own. Each is named by its
+    own requirement."""
     run = run_suite(tmp_path, "--host", f"mutant:{mutant}", "-k", "test_model")
     assert run.status == 1, f"the model check let {mutant} through"
     assert requirement in run.failed_requirements()
