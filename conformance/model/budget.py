@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -52,6 +53,11 @@ def step_line(step: Step) -> str:
 def kind(error: BaseException) -> tuple[str, tuple[str, ...]]:
     """Return what makes two failures the same: the error's type and the requirements named."""
     return (type(error).__name__, tuple(getattr(error, "requirements", ())))
+
+
+#: How a failure's detail says where it was first seen (:meth:`Tally.found`), for readers of a
+#: report such as ``secref-conformance reach``.
+FIRST_SEEN: Final = re.compile(r"first seen at step \d+ of example \d+")
 
 
 @dataclass(slots=True)

@@ -15,28 +15,22 @@ step counts, never a value.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from conformance.selftest import pool, runner
+from conformance.model.budget import FIRST_SEEN
+from conformance.selftest import collection, pool, runner
 from conformance.selftest.catalog import BY_NAME, MUTANTS
-from conformance.selftest.hosts import driver_command
 
 #: The model check's row in a report.
 MODEL_CHECK: Final = "test_model.py::test_model"
-
-#: Where a model failure's detail says the divergence was first seen.
-_FIRST_SEEN: Final = re.compile(r"first seen at step \d+ of example \d+")
 
 
 def model_arguments(name: str) -> list[str]:
     """Return the suite arguments that run the model check alone against mutant ``name`` on
     its own path."""
     mutant = BY_NAME[name]
-    path = runner.path_of(mutant, "catalog")
-    host = f"mutant:{name}" if path == "inprocess" else driver_command(name)
-    return ["--host", host, *runner.path_arguments(path), "-k", "test_model"]
+    return [*runner.host_arguments(mutant, runner.path_of(mutant, "catalog")), "-k", "test_model"]
 
 
 def read_row(report: dict[str, Any] | None) -> tuple[str, tuple[str, ...], str]:
@@ -50,7 +44,7 @@ def read_row(report: dict[str, Any] | None) -> tuple[str, tuple[str, ...], str]:
     row = rows[0]
     named = tuple(dict.fromkeys(str(r) for r in row.get("failedRequirements") or ()))
     if row["outcome"] == "fail" and named:
-        seen = _FIRST_SEEN.search(str(row.get("detail") or ""))
+        seen = FIRST_SEEN.search(str(row.get("detail") or ""))
         return "found", named, seen.group(0) if seen else ""
     if row["outcome"] == "non-strict":
         return "should", tuple(dict.fromkeys(str(r) for r in row.get("nonStrict") or ())), ""
@@ -79,6 +73,9 @@ def reach(
     chosen = list(names) if names else [mutant.name for mutant in MUTANTS]
     runs = [model_arguments(name) for name in chosen]
     found = reported = broken = 0
+    if workers > 1:
+        # Collected here once, so that every forked worker inherits the index (as selftest).
+        collection.check_modules()
     answers = pool.run_all(runner.run_suite, runs, workers)
     for name, (report, seconds) in zip(chosen, answers, strict=True):
         status, named, seen = read_row(report)

@@ -169,6 +169,13 @@ def path_arguments(path: str) -> list[str]:
     return ["--via", "mcp"] if path == "mcp" else []
 
 
+def host_arguments(mutant: Mutant, path: str) -> list[str]:
+    """The suite arguments that serve ``mutant`` on ``path``: in this process, or behind the
+    reference driver (over its MCP endpoint for ``"mcp"``)."""
+    host = f"mutant:{mutant.name}" if path == "inprocess" else driver_command(mutant.name)
+    return ["--host", host, *path_arguments(path)]
+
+
 def progress(line: str) -> None:
     """Print one line of a long run at once, so that a log piped to a file or CI shows it."""
     print(line, flush=True)
@@ -222,8 +229,7 @@ def selftest(
     through_driver = sum(path in ("driver", "mcp") for path in paths)
     runs: list[list[str]] = []
     for mutant, path in zip(chosen, paths, strict=True):
-        host = f"mutant:{mutant.name}" if path == "inprocess" else driver_command(mutant.name)
-        arguments = ["--host", host, *path_arguments(path)]
+        arguments = host_arguments(mutant, path)
         if not broad:
             arguments += ["--requirements", mutant.requirement]
         # The run ends at the first failure naming the mutant's requirement: that is all the

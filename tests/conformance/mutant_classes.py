@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from conformance.selftest.base import applied
 from conformance.selftest.catalog import get
-from conformance.selftest.hosts import driver_command
+from conformance.selftest.runner import host_arguments, path_of
 from tests.conformance.suite_runs import run_suite
 
 #: The ``-k`` expression of the checks written after the first mutant classes (moments, outputs,
@@ -91,10 +91,8 @@ _CAUGHT = ("fail", "error")
 def mutant_host(mutant: str) -> list[str]:
     """Return the arguments that check the mutant on its own path: in this process, behind
     the reference driver, or over that driver's MCP endpoint (its ``via``)."""
-    via = get(mutant).via
-    if via == "inprocess":
-        return ["--host", f"mutant:{mutant}"]
-    return ["--host", driver_command(mutant), *(("--via", "mcp") if via == "mcp" else ())]
+    changed = get(mutant)
+    return host_arguments(changed, path_of(changed, "catalog"))
 
 
 def runs_that_catch(

@@ -19,6 +19,7 @@ from hypothesis import given
 from conformance.canary import Mint
 from conformance.host import CallResult
 from conformance.hosts.inprocess import InProcessHost
+from conformance.model import budget as model_budget
 from conformance.model import compare, world
 from conformance.model.compare import Held
 from conformance.outcomes import RequirementError
@@ -225,3 +226,12 @@ def test_the_reach_command_tells_a_mutant_the_model_finds_from_one_it_leaves() -
     assert lines[-1].startswith("model reach: 1/2 mutants found")
     assert "0 reported as a SHOULD missed; 1 left to their named checks" in lines[-1]
     assert reach.reach(["no-such-mutant"], out=lines.append) == 2
+
+
+def test_the_reach_command_reads_the_words_the_model_writes() -> None:
+    """The pattern reach reads is the one the model's tally writes."""
+    tally = model_budget.Tally()
+    tally.first = (3, 7, 47)
+    seen = model_budget.FIRST_SEEN.search(tally.found())
+    assert seen is not None
+    assert seen.group(0) == "first seen at step 7 of example 3"
