@@ -41,6 +41,9 @@ KILL_WAIT_SECONDS: Final = 1.0
 
 _PROC: Final = Path("/proc")
 
+#: Clock ticks per second, the unit of the times in ``/proc/<pid>/stat``.
+_CLOCK_TICKS: Final = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
 _subreaper: bool | None = None
 
 
@@ -170,6 +173,24 @@ class Supervised:
                     grew = True
         found.update(pid for pid in table if pid not in found and _carries(pid, marker))
         return found
+
+    def cpu_seconds(self) -> float | None:
+        """Return the processor seconds the adapter's live tree has used, or ``None`` unknown.
+
+        The user and system time of every live process of :meth:`tree`, with the time of the
+        children each has already waited for (``/proc/<pid>/stat`` fields 14 to 17), in clock
+        ticks. ``None`` without ``/proc`` or once the adapter itself is gone. Unlike the wall
+        clock, it does not count the time the tree waited for a processor on a busy machine.
+        """
+        if not _PROC.is_dir() or self.exited():
+            return None
+        ticks = 0
+        for pid in self.tree():
+            fields = stat_fields(pid)
+            if fields is None or len(fields) < 15:
+                continue
+            ticks += sum(int(field) for field in fields[11:15])
+        return ticks / _CLOCK_TICKS
 
     def kill_tree(self) -> int:
         """Kill the adapter and every process of its tree; return how many were left alive.

@@ -576,6 +576,15 @@ class SubprocessHost:
             connection.fail(failure)
             raise failure from error
 
+    def cpu_seconds(self) -> float | None:
+        """Return the processor seconds the adapter's tree has used so far, or ``None``.
+
+        For timing a host's own work on a busy machine (the frameworks' bounded-work check):
+        ``None`` where the operating system does not tell (no ``/proc``) or no adapter runs.
+        """
+        connection = self._connection
+        return None if connection is None else connection.supervised.cpu_seconds()
+
     def close(self) -> None:
         """Shut the adapter down and release its process and pipes."""
         if self._connection is not None:

@@ -8,6 +8,10 @@ unrelated check into an error at its teardown, on a loaded machine only.
 from __future__ import annotations
 
 import sys
+import time
+from pathlib import Path
+
+import pytest
 
 from conformance.hosts._supervise import Supervised
 
@@ -34,3 +38,39 @@ def test_a_killed_adapter_is_always_reaped() -> None:
                 if stream is not None:
                     stream.close()
     assert unreaped == 0, f"{unreaped} of {ROUNDS} killed adapters were left unreaped"
+
+
+def _closed(supervised: Supervised) -> None:
+    supervised.kill_tree()
+    for stream in (supervised.process.stdin, supervised.process.stdout, supervised.process.stderr):
+        if stream is not None:
+            stream.close()
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="no /proc: the processor time is unknown")
+def test_the_tree_processor_time_counts_a_busy_grandchild_not_a_sleeping_one() -> None:
+    """The work of the adapter's descendants counts; time spent waiting does not."""
+    busy = (
+        "import subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', "
+        "'import time\\nend = time.process_time() + 0.5\\nwhile time.process_time() < end: pass\\n"
+        "time.sleep(60)'])\n"
+        "time.sleep(60)\n"
+    )
+    supervised = Supervised([sys.executable, "-c", busy], None, None)
+    try:
+        deadline = time.monotonic() + 30
+        seconds = supervised.cpu_seconds()
+        while (seconds is None or seconds < 0.5) and time.monotonic() < deadline:
+            time.sleep(0.05)
+            seconds = supervised.cpu_seconds()
+        assert seconds is not None
+        assert seconds >= 0.5
+        time.sleep(0.5)
+        later = supervised.cpu_seconds()
+        # Both processes now sleep: half a second of wall time adds (almost) no processor time.
+        assert later is not None
+        assert later - seconds < 0.2
+    finally:
+        _closed(supervised)
+    assert supervised.cpu_seconds() is None

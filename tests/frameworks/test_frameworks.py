@@ -23,6 +23,7 @@ from typing import Final
 
 import pytest
 
+from conformance.frameworks.checks import Reading
 from conformance.frameworks.envs import CHROMIUM
 from conformance.frameworks.matrix import measure
 from tests.frameworks.support import playwright_prefix
@@ -159,3 +160,23 @@ def test_playwright_mcp_mutant_without_masking_is_caught() -> None:
     assert not {"result", "log", "persisted"} & _leaked(real, "SCRUB-003")
     assert {"result", "log", "persisted"} <= _leaked(mutant, "SCRUB-003")
     assert real["verdict"] == mutant["verdict"] == "non-conformant"
+
+
+def test_growth_is_judged_on_processor_time_only_when_the_tree_did_the_work() -> None:
+    """A busy machine stretches wall readings; work done outside the tree leaves no processor
+    time: the clock that judges follows the largest call's share (``CPU_SHARE``)."""
+    base = Reading(0.01, 0.01)
+    small = Reading(0.30, 0.10).less(base)
+    tree_worked = Reading(1.01, 6.41).less(base)
+    elsewhere = Reading(6.41, 0.02).less(base)
+    assert small.judged(tree_worked) == pytest.approx(0.09)
+    assert tree_worked.judged(tree_worked) == pytest.approx(6.40)
+    assert small.judged(elsewhere) == pytest.approx(0.29)
+    unknown = Reading(0.30, None)
+    assert unknown.judged(unknown) == 0.30
+    assert not unknown.on_cpu()
+    # Few clock ticks behind a long wall reading: not yet measurable, the text is doubled.
+    assert not Reading(0.20, 0.02).measurable()
+    assert Reading(0.20, 0.06).measurable()
+    assert Reading(0.20, 0.001).measurable()  # the work is elsewhere: the wall clock times it
+    assert Reading(0.30, 0.10).least(Reading(0.20, 0.12)) == Reading(0.20, 0.10)
