@@ -1,10 +1,12 @@
 """``secref serve`` driven by a client nobody here wrote: the MCP Inspector's command-line mode.
 
 The Inspector comes from the npm registry (``@modelcontextprotocol/inspector``); ``.ci/run``
-installs it under ``.cache/inspector``. The tests look for it there, then at the path in
-``SECREF_MCP_INSPECTOR``, then on ``PATH``, and skip, saying why, where it or Node.js is absent.
-The Inspector declares no elicitation, so a call that needs approval must come back refused,
-with a message and a ledger record that say no operator was asked.
+installs it under ``.cache/inspector``, beside the jobs, and while it does the file
+``.cache/inspector.pending`` holds the installer's process id: the tests wait for that process
+to end (at most :data:`INSTALL_WAIT_S`) before they look. They look for it there, then at
+the path in ``SECREF_MCP_INSPECTOR``, then on ``PATH``, and skip, saying why, where it or
+Node.js is absent. The Inspector declares no elicitation, so a call that needs approval must
+come back refused, with a message and a ledger record that say no operator was asked.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +34,46 @@ REPO = Path(__file__).resolve().parents[2]
 #: Seconds one Inspector run may take: it starts Node.js and then the server.
 INSPECTOR_TIMEOUT_S = 120.0
 
+#: Seconds a test waits for an install ``.ci/run`` started (its own bound is 300 s).
+INSTALL_WAIT_S = 330.0
+
+PENDING = REPO / ".cache" / "inspector.pending"
+
+
+def wait_for_install(pending: Path = PENDING, limit: float = INSTALL_WAIT_S) -> None:
+    """Wait while the install named by ``pending`` runs: the file is there and the process
+    whose id it holds is alive. A file left by an install that was killed holds the id of a
+    process that is gone, and is not waited on."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            pid = int(pending.read_text(encoding="ascii").strip())
+        except (OSError, ValueError):
+            return
+        if not _alive(pid):
+            return
+        time.sleep(0.5)
+
+
+def _alive(pid: int) -> bool:
+    """Return whether process ``pid`` runs: it exists and, where ``/proc`` tells, has not
+    exited unreaped (a zombie)."""
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    try:
+        text = stat.read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return not Path("/proc").is_dir()
+    return text[text.rfind(")") + 2 :].split()[:1] != ["Z"]
+
 
 def _inspector() -> str:
     if shutil.which("node") is None:
         pytest.skip("Node.js is not installed, so the MCP Inspector cannot run")
+    wait_for_install()
     candidates = [
         os.environ.get("SECREF_MCP_INSPECTOR", ""),
         str(REPO / ".cache" / "inspector" / "node_modules" / ".bin" / "mcp-inspector"),
@@ -117,3 +156,23 @@ def test_inspector_calls_a_tool_and_a_reference_is_refused_without_elicitation(
     assert records[-1]["approvalDisposition"] == "DENIED"
     assert records[-1]["operatorAsked"] is False
     assert "operatorAsked" not in records[0], "the plain call, allowed by policy, asked nobody"
+
+
+def test_an_install_in_flight_is_waited_for_and_a_dead_one_is_not(tmp_path: Path) -> None:
+    """The tests wait for the installer named in the pending file while it lives, and not at
+    all for one that is gone (a killed CI run leaves its file behind)."""
+    pending = tmp_path / "inspector.pending"
+    wait_for_install(pending, 5.0)  # no file: no wait
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.5)"])
+    try:
+        pending.write_text(str(sleeper.pid), encoding="ascii")
+        started = time.monotonic()
+        wait_for_install(pending, 30.0)
+        waited = time.monotonic() - started
+        assert waited >= 1.0, "the test did not wait for a live installer"
+        assert waited < 25.0, "the test waited on after the installer ended"
+    finally:
+        sleeper.wait(10)
+    started = time.monotonic()
+    wait_for_install(pending, 30.0)  # the process is gone: no wait
+    assert time.monotonic() - started < 5.0
