@@ -45,6 +45,9 @@ _PROC: Final = Path("/proc")
 _CLOCK_TICKS: Final = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 _subreaper: bool | None = None
+#: The process that asked: the setting is not inherited by a forked child (the self-test's
+#: workers), which must ask again.
+_subreaper_pid: int | None = None
 
 
 def become_subreaper() -> bool:
@@ -52,11 +55,13 @@ def become_subreaper() -> bool:
 
     On Linux a descendant whose parent exits is then reparented to this process, so the suite
     can still find and reap it. Elsewhere, or when ``prctl`` refuses, it returns ``False`` and
-    the tree is still ended through its process group and its marker.
+    the tree is still ended through its process group and its marker. A forked child asks
+    again, since the setting is not inherited across ``fork``.
     """
-    global _subreaper
-    if _subreaper is None:
+    global _subreaper, _subreaper_pid
+    if _subreaper is None or _subreaper_pid != os.getpid():
         _subreaper = False
+        _subreaper_pid = os.getpid()
         if sys.platform.startswith("linux"):
             import ctypes
 
@@ -70,12 +75,15 @@ def stat_fields(pid: int) -> list[str] | None:
     """Return the fields of ``/proc/<pid>/stat`` after the command name, or ``None`` if it is
     gone: the state first (the stat file's third field), then the parent, the process group,
     and so on, so that the stat file's field N is at index N - 3."""
+    # Read with a bare open, not pathlib: every look at a tree reads this file for every
+    # process of the machine, hundreds of them while the test jobs run side by side.
     try:
-        text = (_PROC / str(pid) / "stat").read_text(encoding="ascii", errors="replace")
+        with open(f"{_PROC}/{pid}/stat", "rb") as file:
+            data = file.read()
     except OSError:
         return None
     # The command name is in parentheses and may hold spaces or parentheses itself.
-    return text[text.rfind(")") + 2 :].split()
+    return data[data.rfind(b")") + 2 :].decode("ascii", "replace").split()
 
 
 def _stat(pid: int) -> tuple[int, int, str] | None:
@@ -171,7 +179,15 @@ class Supervised:
                 if pid not in found and parent in found:
                     found.add(pid)
                     grew = True
-        found.update(pid for pid in table if pid not in found and _carries(pid, marker))
+        # A descendant that left the group and lost its parent was reparented: to this
+        # process when it is a subreaper, so only this process's other children can be one;
+        # otherwise to any ancestor subreaper or to init, so every process is asked.
+        adopted = (lambda parent: parent == me) if become_subreaper() else (lambda parent: True)
+        found.update(
+            pid
+            for pid, (parent, _, _) in table.items()
+            if pid not in found and adopted(parent) and _carries(pid, marker)
+        )
         return found
 
     def cpu_seconds(self) -> float | None:
@@ -257,7 +273,7 @@ def end_strays() -> int:
     left, for at most :data:`KILL_ROUNDS` rounds. It does nothing unless this process became a
     subreaper.
     """
-    if not _subreaper:
+    if not (_subreaper and _subreaper_pid == os.getpid()):
         return 0
     me = os.getpid()
     ended: set[int] = set()

@@ -7,6 +7,7 @@ unrelated check into an error at its teardown, on a loaded machine only.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -14,6 +15,9 @@ from pathlib import Path
 import pytest
 
 from conformance.hosts._supervise import Supervised
+
+#: ``PR_GET_CHILD_SUBREAPER`` from ``<linux/prctl.h>``.
+_PR_GET_CHILD_SUBREAPER = 37
 
 #: Adapters killed in a row: the race lost about once in forty on a loaded machine.
 ROUNDS = 40
@@ -74,3 +78,31 @@ def test_the_tree_processor_time_counts_a_busy_grandchild_not_a_sleeping_one() -
     finally:
         _closed(supervised)
     assert supervised.cpu_seconds() is None
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="child subreapers are Linux's")
+def test_a_forked_child_becomes_a_subreaper_of_its_own() -> None:
+    """The setting is not inherited across fork: a forked worker (the self-test's) asks again,
+    so the tree's orphans are reparented to it and its marker scan can stay narrow."""
+    import ctypes
+
+    from conformance.hosts import _supervise
+
+    assert _supervise.become_subreaper()
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report the kernel's setting before and after asking
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            flag = ctypes.c_int(-1)
+            libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)
+            before = flag.value
+            asked = _supervise.become_subreaper()
+            libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)
+            os.write(writer, f"{before} {int(asked)} {flag.value}".encode())
+        finally:
+            os._exit(0)
+    os.close(writer)
+    os.waitpid(pid, 0)
+    with os.fdopen(reader, "rb") as pipe:
+        assert pipe.read().decode().split() == ["0", "1", "1"]
