@@ -318,7 +318,7 @@ def test_crash_loop_loses_no_record(tmp_path: Path) -> None:
     kills = 0
     try:
         while kills < CRASH_KILLS and time.monotonic() < deadline:
-            time.sleep(chooser.uniform(0.001, 0.012))
+            time.sleep(chooser.uniform(0.0005, 0.006))
             writers.kill(chooser.choice(sorted(writers.processes)))
             kills += 1
             writers.start()
