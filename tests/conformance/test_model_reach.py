@@ -194,7 +194,11 @@ def test_the_reach_rows_read_found_missed_and_no_verdict() -> None:
         **failed,
         "outcome": "non-strict",
         "failedRequirements": [],
-        "nonStrict": ["LEDG-007"],
+        # The report's own shape: each SHOULD missed with its detail, which is not printed.
+        "nonStrict": [
+            {"requirement": "LEDG-007", "detail": "call 3 to recorder: redacted otherwise"},
+            {"requirement": "LEDG-007", "detail": "call 4 to recorder: redacted otherwise"},
+        ],
     }
     assert reach.read_row({"checks": [should]}) == ("should", ("LEDG-007",), "")
     for outcome in ("pass", "accepted-alternative"):
