@@ -52,22 +52,31 @@ def _closed(supervised: Supervised) -> None:
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="no /proc: the processor time is unknown")
-def test_the_tree_processor_time_counts_a_busy_grandchild_not_a_sleeping_one() -> None:
+def test_the_tree_processor_time_counts_a_busy_grandchild_not_a_sleeping_one(
+    tmp_path: Path,
+) -> None:
     """The work of the adapter's descendants counts; time spent waiting does not."""
-    busy = (
-        "import subprocess, sys, time\n"
-        "child = subprocess.Popen([sys.executable, '-c', "
-        "'import time\\nend = time.process_time() + 0.5\\nwhile time.process_time() < end: pass\\n"
-        "time.sleep(60)'])\n"
+    done = tmp_path / "busy-done"
+    grandchild = (
+        "import pathlib, sys, time\n"
+        "end = time.process_time() + 0.5\n"
+        "while time.process_time() < end: pass\n"
+        "pathlib.Path(sys.argv[1]).touch()\n"
         "time.sleep(60)\n"
     )
-    supervised = Supervised([sys.executable, "-c", busy], None, None)
+    adapter = (
+        "import subprocess, sys, time\n"
+        "subprocess.Popen([sys.executable, '-c', sys.argv[1], sys.argv[2]])\n"
+        "time.sleep(60)\n"
+    )
+    supervised = Supervised([sys.executable, "-c", adapter, grandchild, str(done)], None, None)
     try:
-        deadline = time.monotonic() + 30
-        seconds = supervised.cpu_seconds()
-        while (seconds is None or seconds < 0.5) and time.monotonic() < deadline:
+        # The grandchild says when its half second of work is over (bounded on a busy machine).
+        deadline = time.monotonic() + 60
+        while not done.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
-            seconds = supervised.cpu_seconds()
+        assert done.exists(), "the busy grandchild never finished its work"
+        seconds = supervised.cpu_seconds()
         assert seconds is not None
         assert seconds >= 0.5
         time.sleep(0.5)
