@@ -182,11 +182,11 @@ class Supervised:
         # A descendant that left the group and lost its parent was reparented: to this
         # process when it is a subreaper, so only this process's other children can be one;
         # otherwise to any ancestor subreaper or to init, so every process is asked.
-        adopted = (lambda parent: parent == me) if become_subreaper() else (lambda parent: True)
+        narrow = become_subreaper()
         found.update(
             pid
             for pid, (parent, _, _) in table.items()
-            if pid not in found and adopted(parent) and _carries(pid, marker)
+            if pid not in found and (parent == me or not narrow) and _carries(pid, marker)
         )
         return found
 

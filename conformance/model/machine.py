@@ -573,20 +573,17 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             self.held.off_model = entered
             self.user = (self.example.admin, self.example.permissions)
 
-        def _plain_host(self, **changes: Any) -> HostConfig:
+        def _plain_host(self) -> HostConfig:
             """Return the example's configuration with a present vault, no policy file and a
-            user who is no admin and holds only ``secret.read``, then ``changes``."""
+            user who is no admin and holds only ``secret.read``."""
             assert self.example is not None
             return dataclasses.replace(
                 self.example,
-                **{
-                    "vault": "present",
-                    "vault_failure_message": None,
-                    "policy": None,
-                    "admin": False,
-                    "permissions": (world.READ,),
-                    **changes,
-                },
+                vault="present",
+                vault_failure_message=None,
+                policy=None,
+                admin=False,
+                permissions=(world.READ,),
             )
 
         def _vault_call(

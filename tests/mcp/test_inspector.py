@@ -25,6 +25,7 @@ import pytest
 
 pytest.importorskip("mcp", reason="the MCP SDK is not installed: pip install 'secref-suite[mcp]'")
 
+from conformance.hosts._supervise import stat_fields
 from reference_impl._registry import NO_OPERATOR_MESSAGE
 
 SECRET_ID = "6f1d2c3e-4b5a-4c6d-8e7f-90a1b2c3d4e5"
@@ -62,12 +63,10 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except OSError:
         return False
-    stat = Path(f"/proc/{pid}/stat")
-    try:
-        text = stat.read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return not Path("/proc").is_dir()
-    return text[text.rfind(")") + 2 :].split()[:1] != ["Z"]
+    if not Path("/proc").is_dir():
+        return True
+    fields = stat_fields(pid)
+    return fields is not None and fields[:1] != ["Z"]
 
 
 def _inspector() -> str:
