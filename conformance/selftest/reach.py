@@ -8,9 +8,10 @@ catching it; the figure says how much of the catalog the model would find unaide
 independent host's new fault meets it. Each mutant is reached on its own path (in process,
 behind the reference driver, or over MCP), as the self-test reaches it.
 
-It is a measurement, not a gate: it exits 0 whatever the model finds, 1 when a run produced no
-report, 2 for an unknown name. It prints mutant names, requirement IDs and the model's own
-step counts, never a value.
+It is a measurement, not a gate: it exits 0 whatever the model finds (a model check skipped as
+unchecked included, which is a row of its own), 1 when a run gave no report or no model row or
+the model check errored, 2 for an unknown name. It prints mutant names, requirement IDs and the
+model's own step counts, never a value.
 """
 
 from __future__ import annotations
@@ -35,9 +36,10 @@ def model_arguments(name: str) -> list[str]:
 
 def read_row(report: dict[str, Any] | None) -> tuple[str, tuple[str, ...], str]:
     """Return what one run's report says of the model check: ``"found"`` (it failed),
-    ``"should"`` (it passed but reported a SHOULD missed), ``"missed"`` (it passed), or
-    ``"no-run"`` (no report, no model row, or a check skipped or errored: no verdict); the
-    requirements it named; where it first saw the divergence."""
+    ``"should"`` (it passed but reported a SHOULD missed), ``"missed"`` (it passed),
+    ``"unchecked"`` (it was skipped: the mutant left what it compares unlearnable, so the run
+    is incomplete, never conformant), or ``"no-run"`` (no report, no model row, or an error:
+    no verdict); the requirements it named; where it first saw the divergence."""
     rows = [row for row in (report or {}).get("checks", ()) if MODEL_CHECK in str(row["id"])]
     if not rows:
         return "no-run", (), ""
@@ -52,6 +54,8 @@ def read_row(report: dict[str, Any] | None) -> tuple[str, tuple[str, ...], str]:
         return "should", tuple(dict.fromkeys(str(item["requirement"]) for item in missed)), ""
     if row["outcome"] in ("pass", "accepted-alternative"):
         return "missed", (), ""
+    if row["outcome"] == "skipped":
+        return "unchecked", (), ""
     return "no-run", (), ""
 
 
@@ -65,7 +69,9 @@ def reach(
     then the count found.
 
     Returns:
-        0 when every run reported, 1 when one did not, 2 when a name is unknown.
+        0 when every run gave the model check a row that passed, failed or was skipped; 1 when
+        one gave no report or no model row, or the model check errored; 2 when a name is
+        unknown.
     """
     out = out or runner.progress
     unknown = [name for name in names if name not in BY_NAME]
@@ -74,7 +80,7 @@ def reach(
         return 2
     chosen = list(names) if names else [mutant.name for mutant in MUTANTS]
     runs = [model_arguments(name) for name in chosen]
-    found = reported = broken = 0
+    found = reported = unchecked = broken = 0
     if workers > 1:
         # Collected here once, so that every forked worker inherits the index (as selftest).
         collection.check_modules()
@@ -83,16 +89,18 @@ def reach(
         status, named, seen = read_row(report)
         found += status == "found"
         reported += status == "should"
+        unchecked += status == "unchecked"
         broken += status == "no-run"
         detail = (f"named {', '.join(named)}" + (f", {seen}" if seen else "")) if named else "-"
         out(
-            f"{status:<7} {name:<40} breaks {BY_NAME[name].requirement:<11} {detail} "
+            f"{status:<9} {name:<40} breaks {BY_NAME[name].requirement:<11} {detail} "
             f"({seconds:.1f} s)"
         )
-    left = len(chosen) - found - reported - broken
+    left = len(chosen) - found - reported - unchecked - broken
     out(
         f"model reach: {found}/{len(chosen)} mutants found by the model check alone, at its CI "
         f"budget; {reported} reported as a SHOULD missed; {left} left to their named checks"
+        + (f"; {unchecked} left the model check unchecked" if unchecked else "")
         + (f"; {broken} runs gave no verdict" if broken else "")
     )
     return 1 if broken else 0

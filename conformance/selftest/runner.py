@@ -422,8 +422,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="run the model check alone against the mutants: which it finds unaided",
         description="Run the model check alone, at its CI budget, against every catalog mutant "
         "(or those named), each on its own path, and print which it fails, naming what and "
-        "after how many steps. A measurement: exits 0 whatever it finds, 1 when a run gave no "
-        "report.",
+        "after how many steps. A measurement: exits 0 whatever it finds (a model check "
+        "skipped as unchecked is a row of its own), 1 when a run gave no report or the model "
+        "check errored.",
     )
     model_reach.add_argument(
         "names",

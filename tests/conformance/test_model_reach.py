@@ -24,7 +24,7 @@ from conformance.model import compare, world
 from conformance.model.compare import Held
 from conformance.outcomes import RequirementError
 from conformance.scenario import RecordingHost
-from conformance.selftest import reach
+from conformance.selftest import pool, reach
 from tests.conformance.suite_runs import run_suite
 
 
@@ -175,10 +175,10 @@ def test_a_deny_the_model_does_not_have_fails_the_rule_order(bearing: bool) -> N
 # --- the reach command: the model check alone against the catalog ------------------------------
 
 
-def test_the_reach_rows_read_found_missed_and_no_verdict() -> None:
+def test_the_reach_rows_read_found_missed_unchecked_and_no_verdict() -> None:
     """A model row that failed naming requirements is found, with where it was first seen; one
-    that passed (or took an accepted alternative) is missed; no row, or an error that names
-    nothing, is no verdict, never a miss."""
+    that passed (or took an accepted alternative) is missed; one skipped is unchecked; no row,
+    or an error that names nothing, is no verdict, never a miss."""
     failed = {
         "id": "conformance/checks/test_model.py::test_model",
         "outcome": "fail",
@@ -204,6 +204,8 @@ def test_the_reach_rows_read_found_missed_and_no_verdict() -> None:
     for outcome in ("pass", "accepted-alternative"):
         row = {**failed, "outcome": outcome, "failedRequirements": []}
         assert reach.read_row({"checks": [row]}) == ("missed", (), "")
+    skipped = {**failed, "outcome": "skipped", "failedRequirements": []}
+    assert reach.read_row({"checks": [skipped]}) == ("unchecked", (), "")
     errored = {**failed, "outcome": "error", "failedRequirements": []}
     assert reach.read_row({"checks": [errored]})[0] == "no-run"
     assert reach.read_row({"checks": []})[0] == "no-run"
@@ -224,12 +226,32 @@ def test_the_reach_command_tells_a_mutant_the_model_finds_from_one_it_leaves() -
     to its named check. Unknown names are refused before any run."""
     lines: list[str] = []
     assert reach.reach(["denial-approves", "floor-nine"], out=lines.append) == 0
-    assert lines[0].startswith("found   denial-approves")
+    assert lines[0].startswith("found     denial-approves")
     assert "named APPR-010" in lines[0]
-    assert lines[1].startswith("missed  floor-nine")
+    assert lines[1].startswith("missed    floor-nine")
     assert lines[-1].startswith("model reach: 1/2 mutants found")
     assert "0 reported as a SHOULD missed; 1 left to their named checks" in lines[-1]
     assert reach.reach(["no-such-mutant"], out=lines.append) == 2
+
+
+@pytest.mark.req("MCP-001")
+def test_a_model_check_skipped_as_unchecked_is_counted_apart_and_exits_0() -> None:
+    """Over MCP, ``mcp-meta-reference-resolved`` leaves every disposition unlearnable, so the
+    model check is skipped: a row of its own, counted apart from the misses and from the runs
+    with no report, and no reason for exit 1 (which says a run gave no report)."""
+    lines: list[str] = []
+    assert reach.reach(["mcp-meta-reference-resolved"], out=lines.append) == 0
+    assert lines[0].startswith("unchecked mcp-meta-reference-resolved")
+    assert lines[-1].endswith("0 left to their named checks; 1 left the model check unchecked")
+
+
+def test_a_run_with_no_report_exits_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that gave no report is no verdict: exit 1, and the count says so."""
+    monkeypatch.setattr(pool, "run_all", lambda run, runs, workers: [(None, 0.1)] * len(runs))
+    lines: list[str] = []
+    assert reach.reach(["denial-approves"], out=lines.append) == 1
+    assert lines[0].startswith("no-run    denial-approves")
+    assert lines[-1].endswith("1 runs gave no verdict")
 
 
 def test_the_reach_command_reads_the_words_the_model_writes() -> None:
