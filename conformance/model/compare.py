@@ -359,6 +359,35 @@ def ruled_words(call: Call, host: CallResult, model: CallResult) -> None:
         fail(requirements, f"call {call.step}: the vault failure is not named by a kind alone")
 
 
+def scrubbed_text(call: Call, host: CallResult, model: CallResult, *, scrubbing: bool) -> None:
+    """Compare the text of a result whose every value stands alone, each form on a line of its
+    own (the forms tool, :func:`conformance.model.world.with_forms`): scrubbed, each occurrence
+    becomes exactly its placeholder and nothing else of the text changes (decisions R5.3),
+    whole within the cap (R6.1); with ``scrubbing`` off, the text arrives as the tool wrote it
+    (R5.5). No ruling leaves that text open: no two of its values share a form, no occurrences
+    overlap, and replacing the forms one after another gives the same. The detail names the
+    first character that differs by its place, never the text."""
+    if host.disposition not in _RAN or model.disposition not in _RAN:
+        return
+    if host.is_error or model.is_error or host.text == model.text:
+        return
+    shorter = min(len(host.text), len(model.text))
+    first = next(
+        (index for index in range(shorter) if host.text[index] != model.text[index]), shorter
+    )
+    expected = (
+        "the text with each occurrence replaced by its placeholder and nothing else changed"
+        if scrubbing
+        else "the text as the tool wrote it, with scrubbing off"
+    )
+    fail(
+        ("SCRUB-020", "SCRUB-007", "CAP-003") if scrubbing else ("SCRUB-012", "CAP-003"),
+        f"call {call.step} to {call.tool}: the result is not {expected}: {len(host.text)} "
+        f"characters against the model's {len(model.text)}, the first difference at character "
+        f"{first}",
+    )
+
+
 def dispositions(call: Call, host: CallResult, model: CallResult, held: Held) -> None:
     """Compare one call's disposition, and the ruled words of a refusal; fail naming what fixes
     the model's."""

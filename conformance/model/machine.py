@@ -326,7 +326,9 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             mint = Mint()
             self.failure_text = setup.failure_text(mint)
             self.setup = setup
-            self.example = self.config = setup.config(mint, self.failure_text)
+            many = world.many(probe.count, probe.offset, filler=False)
+            configured = world.with_forms(setup.config(mint, self.failure_text), many)
+            self.example = self.config = configured
             self.detector = Detector(guarded_values(self.config.secrets))
             self.own_message = Detector(())
             if self.failure_text is not None:
@@ -344,10 +346,13 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
 
             - a call of ``probe.count`` references (256, 17, 33 or 65, :func:`world.many`)
               to the echo, whose result holds the passwords more than 500 times with 256, in
-              the raw arguments and four forms; and one to the thrower, whose failure text
-              quotes them all, with 256 followed by a filler past the result cap: counts past
-              any plausible fixed limit, and a failure text longer than the cap, through scrub
-              and cap (decisions R5, R6.1);
+              the raw arguments and four forms; one to the forms tool
+              (:func:`world.with_forms`), whose text holds the suite's own forms of every value
+              named, every class of character among them (:data:`world.WIDE_TEXTS`); and one to
+              the thrower, whose failure text quotes them all, with 256 followed by a filler
+              past the result cap: counts past any plausible fixed limit, forms as the design
+              writes them, and a failure text longer than the cap, through scrub and cap
+              (decisions R5, R6.1);
             - four calls, each with one reference naming a field the contract does not have,
               the next four of :data:`world.UNKNOWN_FIELDS` from ``probe.fields``: each is
               malformed whatever the field is called (decisions R1.2);
@@ -392,6 +397,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             with self._batch():
                 echoed = world.many(probe.count, probe.offset, filler=False)
                 self._invoke(world.ECHO_NAME, echoed, Plan("at-once", Answer.APPROVE))
+                self._invoke(world.FORMS_NAME, echoed, Plan("at-once", Answer.APPROVE))
                 long = probe.count == world.MANY_COUNTS[0]
                 quoted = world.many(probe.count, probe.offset, filler=long)
                 self._invoke(world.THROWER_NAME, quoted, Plan("at-once", Answer.APPROVE))
@@ -1121,6 +1127,10 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                     f"characters, over the cap of {world.RESULT_CAP}",
                 )
             compare.dispositions(call, host, model, self.held)
+            if exact_raw and call.tool == world.FORMS_NAME:
+                # Over MCP a host may send the text in several items, read joined by newlines.
+                assert self.config is not None
+                compare.scrubbed_text(call, host, model, scrubbing=scrubbing_of(self.config))
             if (
                 call.bearing
                 and call.answer == Answer.TRUST_SESSION.value

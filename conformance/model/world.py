@@ -26,18 +26,46 @@ from conformance.alphabets import (
     unknown_fields,
     vault_failure_kinds,
 )
-from conformance.canary import Kind, Mint
+from conformance.canary import (
+    CHARACTER_CLASSES,
+    MIN_GUARDED_CODE_POINTS,
+    Kind,
+    Mint,
+    required_forms,
+)
 from conformance.host import HandlerKind, HostConfig, SecretSpec, ToolSpec
 from conformance.scenario import ECHO, PROVIDER, RECORDER, THROWER, args_json, make_secret, tool
 
 #: The vault's ids: fixed, so that a printed reproducer runs again as it reads.
 SECRET_IDS: Final = tuple(f"5ec4e7a{n}-0000-4000-8000-00000000000{n}" for n in range(3))
 
-#: Thirteen more entries every configuration holds, plain and with notes, which only calls of
-#: many references name: with the first three, sixteen secrets, so that such a call names more
-#: than sixteen different values (a password and a username of each).
+#: Thirteen more entries every configuration holds, with notes, which only calls of many
+#: references name: with the first three, sixteen secrets, so that such a call names more than
+#: sixteen different values (a password and a username of each, and the notes of these
+#: thirteen). Their values carry the texts of :data:`WIDE_TEXTS`.
 WIDE_IDS: Final = tuple(f"5ec4e7b{n:x}-0000-4000-8000-0000000000{n:02x}" for n in range(13))
 ALL_IDS: Final = SECRET_IDS + WIDE_IDS
+
+#: What each wide entry's password holds after its first :data:`AWKWARD_SPLIT` characters:
+#: every character of one class of :data:`conformance.canary.CHARACTER_CLASSES`, the twelve in
+#: turn, each with a space after it (so that form c differs from the value whatever the class
+#: is), then the corners a writer of form b or c meets: U+0000, a backslash and ``u`` with four
+#: hex digits (no escape, text), the ideographic space and U+2029, a CRLF line break and a
+#: character of plane 2. So the probe's calls of many references, to the echo and to
+#: :data:`FORMS_NAME`, hold every class in every form at step 1 of every example, and a form a
+#: host writes otherwise than the design stays in clear (SCRUB-004, SCRUB-005).
+WIDE_TEXTS: Final = (
+    *(chars + " " for chars in CHARACTER_CLASSES.values()),
+    "\x00\\u0041\u3000\u2029\r\n\U0002000b",
+)
+
+#: The length of the last wide entry's username: the floor itself (decisions R5.1), the
+#: shortest value that must be scrubbed.
+FLOOR_LENGTH: Final = MIN_GUARDED_CODE_POINTS
+
+#: The length of the first wide entry's notes: past any bound a scrubber might put on the
+#: values it looks for (a key file kept in a secret's notes; SCRUB-001 has none).
+LONG_NOTES: Final = 1_500
 
 #: Three more entries every configuration holds, named by the probe's calls of resolution
 #: (:class:`Probe`): an AI provider's key (tagged exactly ``ai-provider``, decisions R2), an
@@ -110,6 +138,16 @@ ALL_UNKNOWN_IDS: Final = UNKNOWN_IDS + MORE_UNKNOWN_IDS
 ECHO_NAME: Final = ECHO.name
 RECORDER_NAME: Final = RECORDER.name
 THROWER_NAME: Final = THROWER.name
+
+#: The tool whose fixed text holds forms a to d of every value the probe's calls of many name,
+#: as the design writes them (:func:`with_forms`): a host that writes a form otherwise, in its
+#: scrubber and in its own echo alike, leaves the design's form in clear (SCRUB-004, SCRUB-005).
+FORMS_NAME: Final = "forms"
+
+#: What the forms tool's text holds before the forms and after them: a byte order mark, and
+#: U+0000 with white space: a host must hand a result within the cap on whole (CAP-003).
+FORMS_HEAD: Final = "\ufeff\n"
+FORMS_TAIL: Final = "\n\x00 \t\n"
 
 #: A second provider, so that a provider rule covers some tools and not others.
 OTHER_PROVIDER: Final = "plugin.other"
@@ -281,7 +319,7 @@ class Setup:
                 notes = shaped(spec.notes, shape) if spec.notes else ""
                 spec = dataclasses.replace(spec, password=shaped(spec.password, shape), notes=notes)
             secrets.append(spec)
-        secrets.extend(make_secret(mint, secret_id=sid) for sid in WIDE_IDS)
+        secrets.extend(wide(mint, index) for index in range(len(WIDE_IDS)))
         secrets.append(make_secret(mint, secret_id=AI_ID, tags=(AI_TAG,)))
         secrets.append(make_secret(mint, secret_id=BARE_ID, notes=False))
         hold = make_secret(mint, secret_id=HOLD_ID)
@@ -304,6 +342,39 @@ class Setup:
             policy_store="failing" if self.store_failing else "working",
             vault_failure_message=failure_text,
         )
+
+
+def with_forms(config: HostConfig, members: Sequence[Item]) -> HostConfig:
+    """Return ``config`` with the tool :data:`FORMS_NAME` registered, whose fixed text holds
+    forms a to d (decisions R5.2), computed by the suite, of each value ``members`` name, one
+    a line: only those, so that a call naming them all must leave none of its text in clear."""
+    by_id = {spec.id.lower(): spec for spec in config.secrets}
+    values: dict[str, None] = {}
+    for item in members:
+        if item.kind == "ref":
+            spec = by_id[VAULT_IDS[item.secret]]
+            values[getattr(spec, item.field or "password")] = None
+    lines = [form for value in values for form in required_forms(value).values()]
+    text = FORMS_HEAD + "\n".join(lines) + FORMS_TAIL
+    forms = tool(FORMS_NAME, HandlerKind.STATIC, text=text)
+    return dataclasses.replace(config, tools=(*config.tools, forms))
+
+
+def wide(mint: Mint, index: int) -> SecretSpec:
+    """Return the wide entry at ``index`` of :data:`WIDE_IDS`, fresh canaries from ``mint``:
+    its password holds the text of :data:`WIDE_TEXTS` at ``index``; the first's notes are
+    :data:`LONG_NOTES` characters long and the last's username :data:`FLOOR_LENGTH`."""
+    spec = make_secret(mint, secret_id=WIDE_IDS[index])
+    inner = WIDE_TEXTS[index]
+    password = spec.password[:AWKWARD_SPLIT] + inner + spec.password[AWKWARD_SPLIT:]
+    notes, username = spec.notes, spec.username
+    if index == 0:
+        while len(notes) < LONG_NOTES:
+            notes += " " + mint.canary(Kind.PLAIN, "notes").value
+        notes = notes[:LONG_NOTES]
+    if index == len(WIDE_IDS) - 1:
+        username = username[:FLOOR_LENGTH]
+    return dataclasses.replace(spec, password=password, notes=notes, username=username)
 
 
 def holding(core: str) -> str:
@@ -646,15 +717,20 @@ def awkward_call(empty: Sequence[bool]) -> tuple[Item, ...]:
 def many(count: int, offset: int, *, filler: bool) -> tuple[Item, ...]:
     """Return ``count`` references for a call of many: each of the sixteen secrets in turn
     from ``offset``, with the password (plainly named the first time round), then the
-    username, then the password by name, so that a call of more than sixteen references names
-    more than sixteen different values and the first and the seventeenth always differ;
+    username, then the notes (the password by name for the first three secrets, whose notes a
+    configuration may leave empty), then the password by name, so that a call of more than
+    sixteen references names more than sixteen different values and the first and the
+    seventeenth always differ, and one of 256 names 45, past a table of 32;
     ``filler`` adds :data:`FILLER_CHARS` plain characters after the references."""
-    fields = ("", "username", "password")
-    wide = len(ALL_IDS)
-    members = [
-        Item("ref", secret=(offset + number) % wide, field=fields[(number // wide) % 3])
-        for number in range(count)
-    ]
+    fields = ("", "username", "notes", "password")
+    count_of_ids = len(ALL_IDS)
+    members = []
+    for number in range(count):
+        secret = (offset + number) % count_of_ids
+        field = fields[(number // count_of_ids) % len(fields)]
+        if field == "notes" and secret < len(SECRET_IDS):
+            field = "password"
+        members.append(Item("ref", secret=secret, field=field))
     if filler:
         members.append(Item("filler"))
     return tuple(members)

@@ -1,12 +1,14 @@
 """The model check reaches the classes it once could not: counts past any fixed limit, texts
-past the cap, and names from open alphabets (fields, vault failure kinds, tool names).
+past the cap, names from open alphabets (fields, vault failure kinds, tool names), and values
+of every class of character, at the floor and past 1,024 code points.
 
 Each example of the model check starts with a probe (``world.Probe``): four calls naming fields
 the contract does not have, three calls to tools registered under near names of one that holds a
-DENY, a call of many references to the echo and the same to the thrower (with 256 references, a
-filler past the cap after them), and an attribution call with both unknown ids among known
-references. These tests pin what the probe's calls are made of, that the reference host judges
-them as the rulings say, and that the CI budget alone fails the mutants of those classes.
+DENY, a call of many references to the echo, the same to the thrower (with 256 references, a
+filler past the cap after them) and to the forms tool (the suite's own forms of every value the
+call names), and an attribution call with both unknown ids among known references. These
+tests pin what the probe's calls are made of, that the reference host judges them as the
+rulings say, and that the CI budget alone fails the mutants of those classes.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 
-from conformance.canary import Mint
-from conformance.host import CallResult
+from conformance.canary import CHARACTER_CLASSES, MIN_GUARDED_CODE_POINTS, Mint, required_forms
+from conformance.host import CallResult, HandlerKind
 from conformance.hosts.inprocess import InProcessHost
 from conformance.model import budget as model_budget
 from conformance.model import compare, world
@@ -55,6 +57,88 @@ def test_the_echoed_call_holds_the_passwords_more_than_500_times(offset: int) ->
     members = world.many(world.MANY_COUNTS[0], offset, filler=False)
     passwords = sum(1 for item in members if item.field in ("", "password"))
     assert passwords * 5 > 500
+
+
+@pytest.mark.req("SCRUB-001")
+@pytest.mark.parametrize("offset", range(len(world.ALL_IDS)))
+def test_a_call_of_256_names_more_values_than_a_table_of_32_holds(offset: int) -> None:
+    """The password, the username and (for the thirteen wide entries) the notes of each of the
+    sixteen secrets: 45 values, past a scrub table that keeps the first 32."""
+    members = world.many(world.MANY_COUNTS[0], offset, filler=False)
+    assert len({_named(item) for item in members}) == 45
+
+
+@pytest.mark.req("SCRUB-004", "SCRUB-005", "SCRUB-001")
+def test_the_wide_values_hold_every_class_of_character_and_the_floor() -> None:
+    """Every character of every class stands in some wide password, with a character beside it
+    that form c encodes, so that form c differs from the value; the corner text holds U+0000, a
+    text that reads like an escape, U+3000, U+2029, CRLF and a character of plane 2. The first
+    wide entry's notes pass 1,024 code points, and the last's username is the floor itself."""
+    mint = Mint()
+    specs = [world.wide(mint, index) for index in range(len(world.WIDE_IDS))]
+    passwords = "".join(spec.password for spec in specs)
+    for chars in (*CHARACTER_CLASSES.values(), "\x00", "\\u0041", "\u3000\u2029\r\n"):
+        assert all(char in passwords for char in chars), chars
+    assert "\U0002000b" in specs[-1].password
+    for spec in specs:
+        assert "c" in required_forms(spec.password), spec.id
+    assert len(specs[0].notes) == world.LONG_NOTES > 1_024
+    assert len(specs[-1].username) == world.FLOOR_LENGTH == MIN_GUARDED_CODE_POINTS
+    # Each is fresh: the values of two configurations share nothing.
+    again = world.wide(Mint(), 0)
+    assert again.password != specs[0].password
+    assert again.notes != specs[0].notes
+
+
+@pytest.mark.req("SCRUB-004", "SCRUB-005")
+@pytest.mark.parametrize("count", world.MANY_COUNTS)
+def test_the_forms_tool_holds_the_forms_of_the_named_values_only(count: int) -> None:
+    """The forms tool's fixed text holds forms a to d, as the suite writes them, of each value
+    the call of many names, and nothing of a value it does not name: a host that scrubs that
+    call leaves nothing of the text in clear."""
+    setup = world.Setup(((False, False),) * 3, "present", None, False, (), False, 1, False)
+    members = world.many(count, 5, filler=False)
+    config = world.with_forms(setup.config(Mint()), members)
+    forms = config.tools[-1]
+    assert forms.name == world.FORMS_NAME
+    assert forms.handler is HandlerKind.STATIC
+    text = str(forms.options["text"])
+    by_id = {spec.id.lower(): spec for spec in config.secrets}
+    named = dict.fromkeys(getattr(by_id[secret], field) for secret, field in map(_named, members))
+    expected = [form for value in named for form in required_forms(value).values()]
+    assert text.startswith(world.FORMS_HEAD)
+    assert text.endswith(world.FORMS_TAIL)
+    body = text.removeprefix(world.FORMS_HEAD).removesuffix(world.FORMS_TAIL)
+    assert body == "\n".join(expected)
+    for spec in config.secrets:
+        for value in (spec.password, spec.username, spec.notes):
+            if len(value) >= MIN_GUARDED_CODE_POINTS and value not in named:
+                assert value not in text, spec.id
+
+
+@pytest.mark.req("SCRUB-020", "SCRUB-007", "CAP-003", "SCRUB-012")
+def test_the_forms_result_must_be_the_models_text_exactly() -> None:
+    """A forms call that ran on both hosts is judged on its whole text: one character more,
+    less or other fails, naming where by place only; a refusal or a failure on either host is
+    left to the comparison of dispositions."""
+    call = compare.Call(4, world.FORMS_NAME, True, prompted=True, answer="approve")
+    model = CallResult("APPROVED_ONCE", "\ufeff\n[secret:5ec4e7b0.password]\n\x00 \t\n", False)
+    compare.scrubbed_text(
+        call, CallResult("APPROVED_ONCE", model.text, False), model, scrubbing=True
+    )
+    for text in (model.text.rstrip(), model.text[1:], model.text.replace(".password", "")):
+        got = CallResult("APPROVED_ONCE", text, False)
+        with pytest.raises(RequirementError) as raised:
+            compare.scrubbed_text(call, got, model, scrubbing=True)
+        assert raised.value.requirements == ("SCRUB-020", "SCRUB-007", "CAP-003")
+        assert "[secret:" not in str(raised.value)
+        # With scrubbing off the text must arrive as the tool wrote it.
+        with pytest.raises(RequirementError) as raised:
+            compare.scrubbed_text(call, got, model, scrubbing=False)
+        assert raised.value.requirements == ("SCRUB-012", "CAP-003")
+    refused = CallResult("SECRET_UNRESOLVED", "Secret reference unresolved", True)
+    compare.scrubbed_text(call, refused, model, scrubbing=True)
+    compare.scrubbed_text(call, CallResult("APPROVED_ONCE", "boom", True), model, scrubbing=True)
 
 
 @pytest.mark.req("CAP-001")
@@ -137,7 +221,16 @@ def test_the_attribution_call_lists_the_unknown_ids_against_their_sorted_order(
 
 
 @pytest.mark.usefixtures("full_model_budget")
-@pytest.mark.req("SUBST-005", "SCRUB-009", "CAP-001", "GRAM-008", "POL-004")
+@pytest.mark.req(
+    "SUBST-005",
+    "SCRUB-009",
+    "CAP-001",
+    "GRAM-008",
+    "POL-004",
+    "SCRUB-001",
+    "SCRUB-004",
+    "SCRUB-005",
+)
 @pytest.mark.parametrize(
     ("mutant", "requirement"),
     [
@@ -146,15 +239,23 @@ def test_the_attribution_call_lists_the_unknown_ids_against_their_sorted_order(
         ("failure-text-uncapped", "CAP-001"),
         ("token-field-accepted", "GRAM-008"),
         ("tool-rules-case-folded", "POL-004"),
+        ("scrub-table-first-values", "INV1"),
+        ("floor-nine", "INV1"),
+        ("long-values-unscrubbed", "INV1"),
+        ("json-escape-keeps-nul", "SCRUB-004"),
+        ("form-c-astral-planes-folded", "SCRUB-005"),
+        ("placeholder-swallows-next-char", "SCRUB-020"),
+        ("result-ends-at-nul", "CAP-003"),
     ],
 )
 def test_the_ci_budget_finds_the_class_mutants_it_once_could_not_reach(
     tmp_path: Path, mutant: str, requirement: str
 ) -> None:
     """The model check alone, with its CI budget, fails each mutant that needs a count past
-    sixteen or five hundred, a text past the cap, or a name from an open alphabet, in the first
-    example, whose first step is the probe. (``unknown-vault-kinds-echoed`` is held to the first
-    example in test_model_world.py.)"""
+    sixteen, 32 or five hundred, a text past the cap, a name from an open alphabet, a value at
+    the floor or past 1,024 code points, a character a writer of form b or c meets, or a
+    result text compared whole, in the first example, whose first step is the probe.
+    (``unknown-vault-kinds-echoed`` is held to the first example in test_model_world.py.)"""
     run = run_suite(tmp_path, "--host", f"mutant:{mutant}", "-k", "test_model")
     assert run.status == 1, f"the model check let {mutant} through"
     assert requirement in run.failed_requirements()
@@ -219,16 +320,16 @@ def test_the_reach_command_runs_only_the_model_check_on_each_mutants_path() -> N
     assert reach.model_arguments("denial-approves")[1].endswith("driver denial-approves")
 
 
-@pytest.mark.req("APPR-010", "SCRUB-001")
+@pytest.mark.req("APPR-010", "LEDG-009")
 def test_the_reach_command_tells_a_mutant_the_model_finds_from_one_it_leaves() -> None:
-    """``denial-approves`` is found at the model's first step; ``floor-nine`` (an eight-character
-    value left in clear) is no fault of the model's world, whose values are longer, and is left
-    to its named check. Unknown names are refused before any run."""
+    """``denial-approves`` is found at the model's first step; ``ledger-mode-0644`` (a ledger
+    file others may read) is no fault the model's calls can see, and is left to its named
+    check. Unknown names are refused before any run."""
     lines: list[str] = []
-    assert reach.reach(["denial-approves", "floor-nine"], out=lines.append) == 0
+    assert reach.reach(["denial-approves", "ledger-mode-0644"], out=lines.append) == 0
     assert lines[0].startswith("found     denial-approves")
     assert "named APPR-010" in lines[0]
-    assert lines[1].startswith("missed    floor-nine")
+    assert lines[1].startswith("missed    ledger-mode-0644")
     assert lines[-1].startswith("model reach: 1/2 mutants found")
     assert "0 reported as a SHOULD missed; 1 left to their named checks" in lines[-1]
     assert reach.reach(["no-such-mutant"], out=lines.append) == 2
