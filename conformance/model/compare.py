@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from conformance.host import Answer, CallResult, Receipt
 from conformance.outcomes import UnlearnedDisposition, fail, should
-from conformance.scenario import names_vault_failure
+from conformance.scenario import THROWER, names_vault_failure
 
 #: Every compared field and the requirements that fix it (docs/conformance.md, "The model").
 FIELD_REQUIREMENTS: Final[Mapping[str, tuple[str, ...]]] = {
@@ -707,3 +707,26 @@ def ledger(
                 should(False, "LEDG-007", f"{where}: a malformed candidate is redacted otherwise")
                 continue
             fail(FIELD_REQUIREMENTS[key], f"{where}: the record's {name} differs from the model's")
+        _snippet(call, where, mine, theirs)
+
+
+def _snippet(
+    call: Call | None, where: str, mine: Mapping[str, Any], theirs: Mapping[str, Any]
+) -> None:
+    """Hold one record's ``errorSnippet`` to what the record says of the call, as the named
+    check of outcomes does (``test_ledger_outcomes.py``): a call that did not fail carries
+    none, and a call whose handler ran and raised carries one, as text (LEDG-001). Whether a
+    refusal or a timeout carries one is not ruled, so neither is judged; nor are its words."""
+    snippet = mine.get("errorSnippet")
+    if snippet is not None and not isinstance(snippet, str):
+        fail("LEDG-001", f"{where}: the record's errorSnippet is not text")
+    if mine.get("isError") is False and snippet:
+        fail("LEDG-001", f"{where}: a call that did not fail was recorded with an errorSnippet")
+    thrown = (
+        call is not None
+        and call.tool == THROWER.name
+        and theirs.get("approvalDisposition") in _RAN
+        and theirs.get("isError") is True
+    )
+    if thrown and mine.get("isError") is True and not snippet:
+        fail("LEDG-001", f"{where}: a call whose handler failed was recorded without a snippet")

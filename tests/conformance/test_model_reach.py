@@ -273,6 +273,31 @@ def test_a_deny_the_model_does_not_have_fails_the_rule_order(bearing: bool) -> N
     assert raised.value.requirements == ("POL-004",)
 
 
+@pytest.mark.req("LEDG-001")
+def test_a_record_carries_a_snippet_only_when_its_handler_failed() -> None:
+    """Every record the model compares: a call that did not fail carries no errorSnippet, a
+    thrower's failure carries one, as text; a refusal may carry one or not."""
+    thrown = compare.Call(7, world.THROWER_NAME, True, prompted=True, answer="approve")
+    failed = {"approvalDisposition": "APPROVED_ONCE", "isError": True, "errorSnippet": "boom"}
+    ran = {"approvalDisposition": "APPROVED_ONCE", "isError": False, "errorSnippet": None}
+    refused = {"approvalDisposition": "SECRET_UNRESOLVED", "isError": True, "errorSnippet": None}
+    echoed = compare.Call(8, world.ECHO_NAME, True, prompted=True, answer="approve")
+    compare.ledger(thrown, [failed], [failed], Held())
+    compare.ledger(echoed, [ran], [ran], Held())
+    compare.ledger(echoed, [{**ran, "errorSnippet": ""}], [ran], Held())
+    compare.ledger(echoed, [{**refused, "errorSnippet": "Secret"}], [refused], Held())
+    compare.ledger(echoed, [refused], [refused], Held())
+    for call, mine, model in (
+        (echoed, {**ran, "errorSnippet": "ok"}, ran),
+        (thrown, {**failed, "errorSnippet": None}, failed),
+        (thrown, {**failed, "errorSnippet": ""}, failed),
+        (thrown, {**failed, "errorSnippet": 3}, failed),
+    ):
+        with pytest.raises(RequirementError) as raised:
+            compare.ledger(call, [mine], [model], Held())
+        assert raised.value.requirements == ("LEDG-001",)
+
+
 # --- the reach command: the model check alone against the catalog ------------------------------
 
 
