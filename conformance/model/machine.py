@@ -328,6 +328,8 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             self.setup = setup
             many = world.many(probe.count, probe.offset, filler=False)
             configured = world.with_forms(setup.config(mint, self.failure_text), many)
+            if context.host.path == MCP:
+                configured = dataclasses.replace(configured, tools=(*configured.tools, world.RICH))
             self.example = self.config = configured
             self.detector = Detector(guarded_values(self.config.secrets))
             self.own_message = Detector(())
@@ -398,6 +400,9 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 echoed = world.many(probe.count, probe.offset, filler=False)
                 self._invoke(world.ECHO_NAME, echoed, Plan("at-once", Answer.APPROVE))
                 self._invoke(world.FORMS_NAME, echoed, Plan("at-once", Answer.APPROVE))
+                if context.host.path == MCP:
+                    rich = tuple(world.Item("ref", secret) for secret in world.RICH_SECRETS)
+                    self._invoke(world.RICH.name, rich, Plan("at-once", Answer.APPROVE))
                 long = probe.count == world.MANY_COUNTS[0]
                 quoted = world.many(probe.count, probe.offset, filler=long)
                 self._invoke(world.THROWER_NAME, quoted, Plan("at-once", Answer.APPROVE))

@@ -144,6 +144,16 @@ THROWER_NAME: Final = THROWER.name
 #: scrubber and in its own echo alike, leaves the design's form in clear (SCRUB-004, SCRUB-005).
 FORMS_NAME: Final = "forms"
 
+#: The tool that, over MCP, puts every form of its values on every MCP surface: the text
+#: items, an embedded resource, a link, structured content, ``_meta``, progress and log
+#: notifications, members no client shows and requests to the client during the call (the
+#: ``rich`` handler of docs/mcp.md). Registered only when the host is reached over MCP.
+RICH: Final = tool("rich", HandlerKind.RICH, members=True, requests=True)
+
+#: Which secrets the probe's call to :data:`RICH` names, as indexes in :data:`VAULT_IDS`: the
+#: wide entries whose passwords hold controls, non-ASCII letters and the corner text.
+RICH_SECRETS: Final = (len(SECRET_IDS) + 9, len(SECRET_IDS) + 10, len(SECRET_IDS) + 12)
+
 #: What the forms tool's text holds before the forms and after them: a byte order mark, and
 #: U+0000 with white space: a host must hand a result within the cap on whole (CAP-003).
 FORMS_HEAD: Final = "\ufeff\n"

@@ -261,6 +261,31 @@ def test_the_ci_budget_finds_the_class_mutants_it_once_could_not_reach(
     assert requirement in run.failed_requirements()
 
 
+@pytest.mark.req("MCP-003")
+def test_the_rich_call_names_values_of_every_awkward_class() -> None:
+    """Over MCP the probe calls the rich handler, which fills every MCP surface (requests to
+    the client and members no client shows included), with three references to the wide
+    entries whose passwords hold controls, non-ASCII letters and the corner text."""
+    assert world.RICH.handler is HandlerKind.RICH
+    assert world.RICH.options == {"members": True, "requests": True}
+    assert world.RICH.name not in {*world.TOOL_NAMES, world.FORMS_NAME, *world.TWIN_NAMES}
+    texts = [world.WIDE_TEXTS[index - len(world.SECRET_IDS)] for index in world.RICH_SECRETS]
+    assert texts[0].startswith(CHARACTER_CLASSES["control"])
+    assert texts[1].startswith(CHARACTER_CLASSES["non-ascii"])
+    assert texts[2] == world.WIDE_TEXTS[-1]
+
+
+@pytest.mark.req("MCP-003")
+def test_over_mcp_the_first_example_finds_a_surface_left_unscrubbed(tmp_path: Path) -> None:
+    """One example is enough: the rich call of its probe puts the values on the structured
+    content, which ``mcp-structured-unscrubbed`` leaves unscrubbed; the sweep of the session
+    fails the model check for it (the unit tests' budget is one example)."""
+    pytest.importorskip("mcp", reason="the MCP SDK is not installed")
+    run = run_suite(tmp_path, *reach.model_arguments("mcp-structured-unscrubbed"))
+    assert run.status == 1, "the model check let mcp-structured-unscrubbed through"
+    assert "MCP-003" in run.failed_requirements()
+
+
 @pytest.mark.req("POL-004")
 @pytest.mark.parametrize("bearing", [False, True], ids=["reference-free", "secret-bearing"])
 def test_a_deny_the_model_does_not_have_fails_the_rule_order(bearing: bool) -> None:
