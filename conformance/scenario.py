@@ -433,6 +433,42 @@ def require_record_says_how_it_ended(
     )
 
 
+def first_difference(got: str, expected: str) -> int:
+    """Return the first index at which two texts differ."""
+    limit = min(len(got), len(expected))
+    low, high = 0, limit
+    # Bisect on equal prefixes: a slice comparison runs in C, so this stays fast at a megabyte.
+    while low < high:
+        middle = (low + high + 1) // 2
+        if got[:middle] == expected[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def require_snippet_fits(case: str, snippet: object, *, failed: bool, raised: bool = False) -> None:
+    """Require a ledger record's ``errorSnippet`` to fit how its call ended (LEDG-001): text or
+    nothing, nothing when the call did not fail (``failed``), and some when its handler raised
+    (``raised``). Whether a refusal or a timeout carries one is not ruled; ``case`` names the
+    call in the failure."""
+    require(
+        snippet is None or isinstance(snippet, str),
+        "LEDG-001",
+        f"{case}'s errorSnippet is not text",
+    )
+    if not failed:
+        require(
+            not snippet, "LEDG-001", f"{case} that did not fail was recorded with an errorSnippet"
+        )
+    elif raised:
+        require(
+            bool(snippet),
+            "LEDG-001",
+            f"{case} whose handler failed was recorded without an errorSnippet",
+        )
+
+
 def receipts_for(observation: Observation | Seen, tool_name: str) -> list[Any]:
     """Return the receipts of ``tool_name``'s handler, in call order."""
     return [receipt for receipt in observation.receipts if receipt.tool == tool_name]

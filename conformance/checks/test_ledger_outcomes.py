@@ -34,6 +34,7 @@ from conformance.scenario import (
     new_id,
     ref,
     require_record_says_how_it_ended,
+    require_snippet_fits,
     tool,
 )
 from reference_impl import STEP_ORDER
@@ -69,19 +70,8 @@ def _check_record(case: str, record: Mapping[str, Any], outcome: CallResult) -> 
     """The record agrees with the outcome: disposition, isError and which snippet it carries."""
     require_record_says_how_it_ended(case, record, outcome)
     snippet = record.get("errorSnippet")
-    if not outcome.is_error:
-        require(
-            snippet in (None, ""),
-            "LEDG-001",
-            f"a {case} call that did not fail was recorded with an errorSnippet",
-        )
-        return
-    require(
-        snippet is None or isinstance(snippet, str),
-        "LEDG-001",
-        f"a {case} call's errorSnippet is not text",
-    )
-    if snippet:
+    require_snippet_fits(f"a {case} call", snippet, failed=outcome.is_error)
+    if outcome.is_error and snippet:
         # A snippet is cut from the failure text the agent got: never more, never other text.
         head = str(snippet).rstrip("…. ")[:40]
         require(
@@ -128,11 +118,8 @@ def test_record_says_how_the_call_ended(host: RecordingHost, mint: Mint, case: s
             f"the host's reader gives a {case} call's outcome otherwise than its file holds it",
         )
     if tool_name == _THROWER.name:
-        require(
-            bool(records[0].get("errorSnippet")),
-            "LEDG-001",
-            "a call whose handler failed was recorded without an errorSnippet",
-        )
+        snippet = records[0].get("errorSnippet")
+        require_snippet_fits(f"a {case} call", snippet, failed=True, raised=True)
 
 
 def _failing_registry(

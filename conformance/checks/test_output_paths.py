@@ -29,6 +29,7 @@ from conformance.scenario import (
     RecordingHost,
     args_json,
     config,
+    first_difference,
     ledger_records,
     make_secret,
     new_id,
@@ -103,20 +104,6 @@ def readable_piece(text: str, value: str) -> str | None:
         if found is not None:
             return found
     return None
-
-
-def first_difference(got: str, expected: str) -> int:
-    """Return the first index at which two texts differ."""
-    limit = min(len(got), len(expected))
-    low, high = 0, limit
-    # Bisect on equal prefixes: a slice comparison runs in C, so this stays fast at a megabyte.
-    while low < high:
-        middle = (low + high + 1) // 2
-        if got[:middle] == expected[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
 
 
 def _ran(outcome: CallResult, requirement: str) -> None:

@@ -19,7 +19,12 @@ from typing import Any, Final
 
 from conformance.host import Answer, CallResult, Receipt
 from conformance.outcomes import UnlearnedDisposition, fail, should
-from conformance.scenario import THROWER, names_vault_failure
+from conformance.scenario import (
+    THROWER,
+    first_difference,
+    names_vault_failure,
+    require_snippet_fits,
+)
 
 #: Every compared field and the requirements that fix it (docs/conformance.md, "The model").
 FIELD_REQUIREMENTS: Final[Mapping[str, tuple[str, ...]]] = {
@@ -371,10 +376,7 @@ def scrubbed_text(call: Call, host: CallResult, model: CallResult, *, scrubbing:
         return
     if host.is_error or model.is_error or host.text == model.text:
         return
-    shorter = min(len(host.text), len(model.text))
-    first = next(
-        (index for index in range(shorter) if host.text[index] != model.text[index]), shorter
-    )
+    first = first_difference(host.text, model.text)
     expected = (
         "the text with each occurrence replaced by its placeholder and nothing else changed"
         if scrubbing
@@ -717,16 +719,15 @@ def _snippet(
     check of outcomes does (``test_ledger_outcomes.py``): a call that did not fail carries
     none, and a call whose handler ran and raised carries one, as text (LEDG-001). Whether a
     refusal or a timeout carries one is not ruled, so neither is judged; nor are its words."""
-    snippet = mine.get("errorSnippet")
-    if snippet is not None and not isinstance(snippet, str):
-        fail("LEDG-001", f"{where}: the record's errorSnippet is not text")
-    if mine.get("isError") is False and snippet:
-        fail("LEDG-001", f"{where}: a call that did not fail was recorded with an errorSnippet")
     thrown = (
         call is not None
         and call.tool == THROWER.name
         and theirs.get("approvalDisposition") in _RAN
         and theirs.get("isError") is True
     )
-    if thrown and mine.get("isError") is True and not snippet:
-        fail("LEDG-001", f"{where}: a call whose handler failed was recorded without a snippet")
+    require_snippet_fits(
+        where,
+        mine.get("errorSnippet"),
+        failed=mine.get("isError") is not False,
+        raised=thrown and mine.get("isError") is True,
+    )

@@ -337,18 +337,19 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 self._guard_failure_text(self.failure_text)
             self.user = (setup.admin, setup.permissions)
             self._restart(self.example)
-            self._probe(probe)
+            self._probe(probe, many)
             for action in before:
                 self._control(action)
 
-        def _probe(self, probe: world.Probe) -> None:
+        def _probe(self, probe: world.Probe, echoed: tuple[world.Item, ...]) -> None:
             """Walk the open alphabets a little further in each example, so that the CI budget
             meets every name of both, and meet the moments no short draw reaches, in calls the
             comparison judges like any other:
 
-            - a call of ``probe.count`` references (256, 17, 33 or 65, :func:`world.many`)
-              to the echo, whose result holds the passwords more than 500 times with 256, in
-              the raw arguments and four forms; one to the forms tool
+            - the call of ``probe.count`` references ``echoed`` (256, 17, 33 or 65,
+              :func:`world.many`, which the configuration's forms tool was built from) to the
+              echo, whose result holds the passwords more than 500 times with 256, in the raw
+              arguments and four forms; one to the forms tool
               (:func:`world.with_forms`), whose text holds the suite's own forms of every value
               named, every class of character among them (:data:`world.WIDE_TEXTS`); and one to
               the thrower, whose failure text quotes them all, with 256 followed by a filler
@@ -397,7 +398,6 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             assert self.example is not None
             assert self.setup is not None
             with self._batch():
-                echoed = world.many(probe.count, probe.offset, filler=False)
                 self._invoke(world.ECHO_NAME, echoed, Plan("at-once", Answer.APPROVE))
                 self._invoke(world.FORMS_NAME, echoed, Plan("at-once", Answer.APPROVE))
                 if context.host.path == MCP:

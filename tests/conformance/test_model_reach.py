@@ -230,6 +230,9 @@ def test_the_attribution_call_lists_the_unknown_ids_against_their_sorted_order(
     "SCRUB-001",
     "SCRUB-004",
     "SCRUB-005",
+    "SCRUB-020",
+    "CAP-003",
+    "LEDG-001",
 )
 @pytest.mark.parametrize(
     ("mutant", "requirement"),
@@ -246,6 +249,7 @@ def test_the_attribution_call_lists_the_unknown_ids_against_their_sorted_order(
         ("form-c-astral-planes-folded", "SCRUB-005"),
         ("placeholder-swallows-next-char", "SCRUB-020"),
         ("result-ends-at-nul", "CAP-003"),
+        ("snippet-on-every-call", "LEDG-001"),
     ],
 )
 def test_the_ci_budget_finds_the_class_mutants_it_once_could_not_reach(
@@ -253,9 +257,10 @@ def test_the_ci_budget_finds_the_class_mutants_it_once_could_not_reach(
 ) -> None:
     """The model check alone, with its CI budget, fails each mutant that needs a count past
     sixteen, 32 or five hundred, a text past the cap, a name from an open alphabet, a value at
-    the floor or past 1,024 code points, a character a writer of form b or c meets, or a
-    result text compared whole, in the first example, whose first step is the probe.
-    (``unknown-vault-kinds-echoed`` is held to the first example in test_model_world.py.)"""
+    the floor or past 1,024 code points, a character a writer of form b or c meets, a result
+    text compared whole, or a snippet on a record that says the call succeeded, in the first
+    example, whose first step is the probe. (``unknown-vault-kinds-echoed`` is held to the first
+    example in test_model_world.py.)"""
     run = run_suite(tmp_path, "--host", f"mutant:{mutant}", "-k", "test_model")
     assert run.status == 1, f"the model check let {mutant} through"
     assert requirement in run.failed_requirements()

@@ -259,7 +259,7 @@ def _check_lines(data: bytes, killed: set[str]) -> dict[str, int]:
     last = lines.pop()
     sequences: dict[str, list[int]] = defaultdict(list)
     torn: dict[str, list[int]] = defaultdict(list)
-    cut_in_id = 0
+    cut_short = 0
     for line in [*lines, last] if last else lines:
         if RECORD_START not in line:
             # Cut inside the record start itself: a big record's write stops where a page of
@@ -267,7 +267,7 @@ def _check_lines(data: bytes, killed: set[str]) -> dict[str, int]:
             # Its writer is a killed one, which the line cannot name (counted with those below).
             assert line, "a line holds no record start"
             assert RECORD_START.startswith(line), "a line holds no record start"
-            cut_in_id += 1
+            cut_short += 1
             continue
         # No line holds the start of two records: nothing is glued or interleaved.
         assert line.count(RECORD_START) == 1, "a line holds the start of two records"
@@ -289,7 +289,7 @@ def _check_lines(data: bytes, killed: set[str]) -> dict[str, int]:
             assert any(
                 f"{name}-".startswith(ident) or ident.startswith(f"{name}-") for name in killed
             ), "a line is torn although its writer was never killed"
-            cut_in_id += 1
+            cut_short += 1
             continue
         name, _, sequence = ident.rpartition("-")
         assert name in killed, "a line is torn although its writer was never killed"
@@ -305,9 +305,9 @@ def _check_lines(data: bytes, killed: set[str]) -> dict[str, int]:
         assert numbers[0] in (-1, len(whole)), "a torn line is not its writer's last record"
     # Each line cut inside its id or its record start is the last of a killed writer that left
     # no other torn line.
-    assert cut_in_id <= len(killed - set(torn)), "more torn lines than killed writers"
+    assert cut_short <= len(killed - set(torn)), "more torn lines than killed writers"
     records = sum(len(numbers) for numbers in sequences.values())
-    torn_lines = sum(len(numbers) for numbers in torn.values()) + cut_in_id
+    torn_lines = sum(len(numbers) for numbers in torn.values()) + cut_short
     return {
         "calls": records + torn_lines,
         "records read": records,
