@@ -351,7 +351,8 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
               echo, whose result holds the passwords more than 500 times with 256, in the raw
               arguments and four forms; one to the forms tool
               (:func:`world.with_forms`), whose text holds the suite's own forms of every value
-              named, every class of character among them (:data:`world.WIDE_TEXTS`); and one to
+              named, every class of character among them (:data:`world.WIDE_TEXTS`); one to
+              the tool of the forms that stand apart (:data:`world.APART_FORMS_NAME`); and one to
               the thrower, whose failure text quotes them all, with 256 followed by a filler
               past the result cap: counts past any plausible fixed limit, forms as the design
               writes them, and a failure text longer than the cap, through scrub and cap
@@ -383,8 +384,10 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
               prompts (:meth:`_probe_running`); and prompts that time out, are answered late,
               or meet a full queue after timeouts (:meth:`_probe_timeouts`); and, on any host,
               every relaxing control against RBAC, a missing ``secret.read``, an invalid policy
-              file and the file's secret switches (:meth:`_probe_authority`), then a walk past
-              the tenth page and a vault failing from its second (:meth:`_probe_walks`).
+              file and the file's secret switches (:meth:`_probe_authority`), the calls whose
+              results may hold values with scrubbing off (:meth:`_probe_unscrubbed`), then a
+              walk past the tenth page and a vault failing from its second
+              (:meth:`_probe_walks`).
 
             Ten calls an example walk the 64 fields and the 24 names from a drawn start (the
             first example from the first of each). The calls of many come first, and once they
@@ -400,6 +403,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             with self._batch():
                 self._invoke(world.ECHO_NAME, echoed, Plan("at-once", Answer.APPROVE))
                 self._invoke(world.FORMS_NAME, echoed, Plan("at-once", Answer.APPROVE))
+                self._invoke(world.APART_FORMS_NAME, echoed, Plan("at-once", Answer.APPROVE))
                 if context.host.path == MCP:
                     rich = tuple(world.Item("ref", secret) for secret in world.RICH_SECRETS)
                     self._invoke(world.RICH.name, rich, Plan("at-once", Answer.APPROVE))
@@ -446,6 +450,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 self._probe_timeouts(probe)
             if probe.full:
                 self._probe_authority(probe)
+                self._probe_unscrubbed(probe)
                 self._probe_walks(probe)
             if self.config is not self.example:
                 self._restart(self.example)
@@ -540,6 +545,37 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 self.user = (False, (world.READ,))
                 killed = Plan("acting", Answer.APPROVE, (("kill", world.RECORDER_NAME),))
                 self._invoke(world.RECORDER_NAME, bearing, killed)
+            self.held.off_model = entered
+            self.user = (self.example.admin, self.example.permissions)
+
+        def _probe_unscrubbed(self, probe: world.Probe) -> None:
+            """On hosts configured afresh with a present vault and a policy file that turns
+            scrubbing off, make the calls whose results may then hold values, every other
+            surface staying clean (the sweep; SCRUB-014): the forms tool with one reference
+            whose value's forms its text holds, whose result arrives as the tool wrote it, every
+            corner character included (SCRUB-012, CAP-003); the echo of that reference with a
+            filler past the cap, which stays on (CAP-001); and, over MCP, the rich call, whose
+            log and further notifications and requests to the client may hold no value."""
+            assert self.example is not None
+            unscrubbed = dataclasses.replace(
+                self.example,
+                vault="present",
+                vault_failure_message=None,
+                admin=False,
+                permissions=(world.READ,),
+                policy={"resultScrubbingEnabled": False},
+            )
+            entered = self.held.off_model
+            self._restart(unscrubbed)
+            self.user = (False, (world.READ,))
+            members = (world.Item("ref", probe.secret),)
+            approve = Plan("at-once", Answer.APPROVE)
+            with self._batch():
+                self._invoke(world.FORMS_NAME, members, approve)
+                self._invoke(world.ECHO_NAME, (*members, world.Item("filler")), approve)
+                if context.host.path == MCP:
+                    rich = tuple(world.Item("ref", secret) for secret in world.RICH_SECRETS)
+                    self._invoke(world.RICH.name, rich, approve)
             self.held.off_model = entered
             self.user = (self.example.admin, self.example.permissions)
 
@@ -1132,7 +1168,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                     f"characters, over the cap of {world.RESULT_CAP}",
                 )
             compare.dispositions(call, host, model, self.held)
-            if exact_raw and call.tool == world.FORMS_NAME:
+            if exact_raw and call.tool in (world.FORMS_NAME, world.APART_FORMS_NAME):
                 # Over MCP a host may send the text in several items, read joined by newlines.
                 assert self.config is not None
                 compare.scrubbed_text(call, host, model, scrubbing=scrubbing_of(self.config))

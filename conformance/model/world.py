@@ -32,6 +32,7 @@ from conformance.canary import (
     MIN_GUARDED_CODE_POINTS,
     Kind,
     Mint,
+    hardening_forms,
     required_forms,
 )
 from conformance.host import HandlerKind, HostConfig, SecretSpec, ToolSpec
@@ -144,6 +145,18 @@ THROWER_NAME: Final = THROWER.name
 #: as the design writes them (:func:`with_forms`): a host that writes a form otherwise, in its
 #: scrubber and in its own echo alike, leaves the design's form in clear (SCRUB-004, SCRUB-005).
 FORMS_NAME: Final = "forms"
+
+#: The tool whose fixed text is ASCII alone and holds one form of each value the probe's
+#: calls of many name, far apart (:func:`apart_text`): no two occurrences overlap, so a
+#: scrubber's path for text with no overlaps meets forms of many values and lengths, and a
+#: non-ASCII value's form c or d stands in a text with no non-ASCII character (SCRUB-020,
+#: SCRUB-005). The forms tool's text, dense with forms of one value beside another, rarely
+#: takes that path.
+APART_FORMS_NAME: Final = "apart_forms"
+
+#: What the gaps of :func:`apart_text` are made of: a character no value's
+#: form is made of alone.
+GAP_CHAR: Final = "."
 
 #: The tool that, over MCP, puts every form of its values on every MCP surface: the text
 #: items, an embedded resource, a link, structured content, ``_meta``, progress and log
@@ -356,9 +369,11 @@ class Setup:
 
 
 def with_forms(config: HostConfig, members: Sequence[Item]) -> HostConfig:
-    """Return ``config`` with the tool :data:`FORMS_NAME` registered, whose fixed text holds
-    forms a to d (decisions R5.2), computed by the suite, of each value ``members`` name, one
-    a line: only those, so that a call naming them all must leave none of its text in clear."""
+    """Return ``config`` with two static tools registered: :data:`FORMS_NAME`, whose fixed
+    text holds forms a to d (decisions R5.2), computed by the suite, of each value ``members``
+    name, one a line: only those, so that a call naming them all must leave none of its text
+    in clear; and :data:`APART_FORMS_NAME`, whose text holds those of them
+    :func:`apart_forms` keeps."""
     by_id = {spec.id.lower(): spec for spec in config.secrets}
     values: dict[str, None] = {}
     for item in members:
@@ -368,7 +383,43 @@ def with_forms(config: HostConfig, members: Sequence[Item]) -> HostConfig:
     lines = [form for value in values for form in required_forms(value).values()]
     text = FORMS_HEAD + "\n".join(lines) + FORMS_TAIL
     forms = tool(FORMS_NAME, HandlerKind.STATIC, text=text)
-    return dataclasses.replace(config, tools=(*config.tools, forms))
+    apart = tool(APART_FORMS_NAME, HandlerKind.STATIC, text=apart_text(tuple(values)))
+    return dataclasses.replace(config, tools=(*config.tools, forms, apart))
+
+
+def apart_text(values: Sequence[str]) -> str:
+    """Return the text of :data:`APART_FORMS_NAME` for ``values``: the form
+    :func:`apart_forms` keeps of each, one a line, each followed by a line of
+    :data:`GAP_CHAR` as long as the longest form of any of them. A scrubber that steps past an
+    occurrence by another form's length, or writes another reference's placeholder, lands in
+    plain text, never on the next occurrence, and leaves its error in the result."""
+    longest = max(len(form) for value in values for form in required_forms(value).values())
+    gap = GAP_CHAR * longest
+    return "\n".join(line for form in apart_forms(values) for line in (form, gap))
+
+
+def apart_forms(values: Sequence[str]) -> list[str]:
+    """Return, for each of ``values`` that has one, its first form a to d that a text in ASCII
+    alone, one form a line, can hold with no two occurrences of any form overlapping: in
+    ASCII, without a line break, held by that value alone and holding no other form of any of
+    them, those a host may scrub beyond the design (decisions R5.6) included. So no ruling
+    leaves the text's scrubbing open: no shared forms, no overlaps, nothing a hardened host
+    scrubs otherwise; and a non-ASCII value is there by form c or d."""
+    owners: dict[str, set[str]] = {}
+    for value in values:
+        for form in (*required_forms(value).values(), *hardening_forms(value).values()):
+            owners.setdefault(form, set()).add(value)
+
+    def apart(form: str) -> bool:
+        return (
+            form.isascii()
+            and "\n" not in form
+            and len(owners[form]) == 1
+            and not any(other != form and other in form for other in owners)
+        )
+
+    kept = (next(filter(apart, required_forms(value).values()), None) for value in values)
+    return [form for form in kept if form is not None]
 
 
 def wide(mint: Mint, index: int) -> SecretSpec:

@@ -5,20 +5,28 @@ of every class of character, at the floor and past 1,024 code points.
 Each example of the model check starts with a probe (``world.Probe``): four calls naming fields
 the contract does not have, three calls to tools registered under near names of one that holds a
 DENY, a call of many references to the echo, the same to the thrower (with 256 references, a
-filler past the cap after them) and to the forms tool (the suite's own forms of every value the
-call names), and an attribution call with both unknown ids among known references. These
+filler past the cap after them), to the forms tool (the suite's own forms of every value the
+call names) and to the tool of forms far apart (one form of each, in ASCII alone), and an
+attribution call with both unknown ids among known references. These
 tests pin what the probe's calls are made of, that the reference host judges them as the
 rulings say, and that the CI budget alone fails the mutants of those classes.
 """
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 
-from conformance.canary import CHARACTER_CLASSES, MIN_GUARDED_CODE_POINTS, Mint, required_forms
+from conformance.canary import (
+    CHARACTER_CLASSES,
+    MIN_GUARDED_CODE_POINTS,
+    Mint,
+    hardening_forms,
+    required_forms,
+)
 from conformance.host import CallResult, HandlerKind
 from conformance.hosts.inprocess import InProcessHost
 from conformance.model import budget as model_budget
@@ -99,8 +107,7 @@ def test_the_forms_tool_holds_the_forms_of_the_named_values_only(count: int) -> 
     setup = world.Setup(((False, False),) * 3, "present", None, False, (), False, 1, False)
     members = world.many(count, 5, filler=False)
     config = world.with_forms(setup.config(Mint()), members)
-    forms = config.tools[-1]
-    assert forms.name == world.FORMS_NAME
+    (forms,) = (spec for spec in config.tools if spec.name == world.FORMS_NAME)
     assert forms.handler is HandlerKind.STATIC
     text = str(forms.options["text"])
     by_id = {spec.id.lower(): spec for spec in config.secrets}
@@ -114,6 +121,45 @@ def test_the_forms_tool_holds_the_forms_of_the_named_values_only(count: int) -> 
         for value in (spec.password, spec.username, spec.notes):
             if len(value) >= MIN_GUARDED_CODE_POINTS and value not in named:
                 assert value not in text, spec.id
+
+
+@pytest.mark.req("SCRUB-020", "SCRUB-005")
+@pytest.mark.parametrize("count", world.MANY_COUNTS)
+def test_the_apart_text_holds_one_form_of_each_value_far_from_the_next(count: int) -> None:
+    """The apart tool's text is ASCII alone and holds at most one occurrence of a form of each
+    value the call of many names, every non-ASCII value among them; no two occurrences
+    overlap, and each is followed by more plain text than the longest form, so a scrubber's
+    path for text without overlaps meets it whole. No form a host may scrub beyond the design
+    stands in it, so no ruling leaves its scrubbing open."""
+    setup = world.Setup(((False, False),) * 3, "present", None, False, (), False, 1, False)
+    members = world.many(count, 5, filler=False)
+    config = world.with_forms(setup.config(Mint()), members)
+    (apart,) = (spec for spec in config.tools if spec.name == world.APART_FORMS_NAME)
+    assert apart.handler is HandlerKind.STATIC
+    text = str(apart.options["text"])
+    assert text.isascii()
+    by_id = {spec.id.lower(): spec for spec in config.secrets}
+    named = dict.fromkeys(getattr(by_id[secret], field) for secret, field in map(_named, members))
+    owner: dict[str, str] = {}
+    for value in named:
+        for form in required_forms(value).values():
+            owner.setdefault(form, value)
+        for form in hardening_forms(value).values():
+            assert form not in text or form in required_forms(value).values()
+    found = []
+    for form, value in owner.items():
+        at = text.find(form)
+        while at >= 0:
+            found.append((at, at + len(form), value))
+            at = text.find(form, at + 1)
+    found.sort()
+    longest = max(map(len, owner))
+    for (_start, end, _value), (start, _end, _next) in pairwise(found):
+        assert start > end + longest
+    seen = [value for _start, _end, value in found]
+    assert len(seen) == len(set(seen)) >= len(named) // 2
+    assert {value for value in named if not value.isascii()} <= set(seen)
+    assert text.rstrip(world.GAP_CHAR).endswith("\n")
 
 
 @pytest.mark.req("SCRUB-020", "SCRUB-007", "CAP-003", "SCRUB-012")
@@ -266,6 +312,37 @@ def test_the_ci_budget_finds_the_class_mutants_it_once_could_not_reach(
     assert requirement in run.failed_requirements()
 
 
+@pytest.mark.req(
+    "SCRUB-020", "SCRUB-005", "SCRUB-012", "CAP-003", "CAP-001", "SCRUB-014", "MCP-003"
+)
+@pytest.mark.parametrize(
+    ("mutant", "requirement"),
+    [
+        ("one-placeholder-per-pass", "SCRUB-020"),
+        ("ascii-text-skips-non-ascii-values", "SCRUB-005"),
+        ("scrubbing-switch-ignored", "SCRUB-012"),
+        ("cap-off-with-scrubbing-off", "CAP-001"),
+        ("scrubbing-off-request-substituted", "SCRUB-014"),
+        ("mcp-client-requests-when-scrubbing-off", "SCRUB-014"),
+    ],
+)
+def test_the_first_example_finds_a_scrubber_wrong_on_apart_forms_or_with_scrubbing_off(
+    tmp_path: Path, mutant: str, requirement: str
+) -> None:
+    """One example is enough (the unit tests' budget): its probe calls the apart tool, whose
+    text neither the scrubber that writes the longest form's placeholder over every occurrence
+    where none overlap nor the one that scrubs an ASCII text of ASCII values alone gets right;
+    and, with scrubbing off, the forms tool, whose text the scrubber that ignores the switch
+    changes and whose prompt must not show the value, the echo past the cap, which must still
+    cut, and over MCP the rich call, whose requests to the client must hold no value. The model
+    check once missed all six."""
+    if mutant.startswith("mcp-"):
+        pytest.importorskip("mcp", reason="the MCP SDK is not installed")
+    run = run_suite(tmp_path, *reach.model_arguments(mutant))
+    assert run.status == 1, f"the model check let {mutant} through"
+    assert requirement in run.failed_requirements()
+
+
 @pytest.mark.req("MCP-003")
 def test_the_rich_call_names_values_of_every_awkward_class() -> None:
     """Over MCP the probe calls the rich handler, which fills every MCP surface (requests to
@@ -273,7 +350,12 @@ def test_the_rich_call_names_values_of_every_awkward_class() -> None:
     entries whose passwords hold controls, non-ASCII letters and the corner text."""
     assert world.RICH.handler is HandlerKind.RICH
     assert world.RICH.options == {"members": True, "requests": True}
-    assert world.RICH.name not in {*world.TOOL_NAMES, world.FORMS_NAME, *world.TWIN_NAMES}
+    assert world.RICH.name not in {
+        *world.TOOL_NAMES,
+        world.FORMS_NAME,
+        world.APART_FORMS_NAME,
+        *world.TWIN_NAMES,
+    }
     texts = [world.WIDE_TEXTS[index - len(world.SECRET_IDS)] for index in world.RICH_SECRETS]
     assert texts[0].startswith(CHARACTER_CLASSES["control"])
     assert texts[1].startswith(CHARACTER_CLASSES["non-ascii"])
