@@ -339,7 +339,7 @@ class ConformanceHooks:
                 except LeakError as leak:
                     if isinstance(raised, RequirementError):
                         raise LeakError(
-                            (*raised.requirements, *leak.requirements),
+                            tuple(dict.fromkeys((*raised.requirements, *leak.requirements))),
                             f"{raised.detail}; {leak.detail}",
                         ) from None
                     if isinstance(raised, HostError):

@@ -16,6 +16,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from dataclasses import field as dataclass_field
 from typing import Any, Final
 
 import pytest
@@ -25,6 +26,7 @@ from conformance.canary import (
     SURFACE_CAPABILITIES,
     CallRecord,
     Detector,
+    Finding,
     Kind,
     Mint,
     Sweep,
@@ -626,10 +628,12 @@ class _RecordingPending:
 
 @dataclass(slots=True)
 class _Segment:
-    """The calls made under one configuration."""
+    """The calls made under one configuration, and what the MCP messages searched before the
+    segment's sweep held (:meth:`RecordingHost.sweep_messages`)."""
 
     config: HostConfig
     calls: list[CallRecord]
+    messages: Sweep = dataclass_field(default_factory=Sweep)
 
 
 class RecordingHost:
@@ -799,14 +803,36 @@ class RecordingHost:
             scrubbing=scrubbing_of(segment.config),
             visible=visible,
         )
-        # A host reached over MCP adds every MCP surface of every message (conformance.mcp_sweep).
+        # A host reached over MCP adds every MCP surface of every message (conformance.mcp_sweep),
+        # those searched earlier a step at a time first.
         mcp_sweep = getattr(self._inner, "mcp_sweep", None)
         if mcp_sweep is not None:
             mcp_sweep(detector, result, scrubbing_of(segment.config))
-            searched = tuple(getattr(self._inner, "searched", ()))
+            result.leaks[:0] = segment.messages.leaks
+            result.hardening[:0] = segment.messages.hardening
+            searched = tuple(self._inner.take_searched())  # type: ignore[attr-defined]
             result.calls.append(("every MCP message of these calls", searched))
         self.sweeps.append(result)
         return result
+
+    def sweep_messages(self) -> list[Finding]:
+        """Search the MCP messages since the last search for the current configuration's values
+        now, not once the configuration ends, and return the leaks found; the segment's sweep
+        reports them with the rest (:meth:`sweep`). A host not reached over MCP has none.
+
+        The model check calls it after each step, so that a value left on an MCP surface fails
+        the step that put it there, with a shrunk reproducer.
+        """
+        segment = self._segment
+        mcp_sweep = getattr(self._inner, "mcp_sweep", None)
+        if segment is None or mcp_sweep is None:
+            return []
+        detector = Detector(guarded_values(segment.config.secrets))
+        if not detector:
+            return []
+        before = len(segment.messages.leaks)
+        mcp_sweep(detector, segment.messages, scrubbing_of(segment.config))
+        return segment.messages.leaks[before:]
 
     def detector(self) -> Detector:
         """Return a detector for the current configuration's values."""

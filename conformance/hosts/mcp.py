@@ -321,8 +321,11 @@ class McpHost:
         self._prompted = 0
         self.log_messages: list[dict[str, Any]] = []
         self.listings: list[dict[str, Any]] = []
-        #: The MCP surfaces the last sweep searched (decisions S1.3).
-        self.searched: tuple[str, ...] = ()
+        #: The MCP surfaces the sweeps since :meth:`take_searched` searched, the messages they
+        #: read, and what they could not search (decisions S1.3).
+        self._surfaces: dict[str, None] = {}
+        self._swept = 0
+        self._unsearched: dict[str, None] = {}
         #: Every JSON-RPC message of every session, both directions (conformance.mcp_tap).
         self.tap = SessionTap()
         #: What the session sent that no check's sweep judged (decisions S1.9).
@@ -719,7 +722,8 @@ class McpHost:
         return payload
 
     def mcp_sweep(self, detector: Any, sweep: Any, scrubbing: bool) -> None:
-        """Search every MCP message since the last sweep and add what it finds to ``sweep``.
+        """Search every MCP message since the last sweep and add what it finds to ``sweep``;
+        what it searched is kept for :meth:`take_searched`.
 
         Every string and member name of every message the check's window holds, both
         directions, is searched for the check's values (:func:`conformance.mcp_sweep.
@@ -746,17 +750,29 @@ class McpHost:
         earlier = [message for message in drained.messages if message.window != drained.window]
         found = sweep_session(detector, current, index, scrubbing=scrubbing)
         merge(sweep, found)
-        count = len(drained.messages)
-        self.searched = (*found.searched, f"every MCP message, both directions ({count})")
+        self._surfaces.update(dict.fromkeys(found.searched))
+        self._swept += len(drained.messages)
         for note in drained.unsearched(current=True):
             unchecked(SESSION_JUDGES, note)
-            self.searched = (*self.searched, f"not searched: {note}")
+            self._unsearched[f"not searched: {note}"] = None
         self._late.search(earlier)
         self._late.search(current, exclude=frozenset(item.value for item in detector.guarded))
         self._late.unsearched(drained.unsearched(current=False))
         if found.client:
             shown = "; ".join(finding.describe() for finding in found.client[:3])
             raise RuntimeError(f"the suite's MCP client sent a value (a suite defect): {shown}")
+
+    def take_searched(self) -> tuple[str, ...]:
+        """Return the MCP surfaces the sweeps since the last call searched, how many messages
+        they read and what they could not search, and start afresh: a check's configuration
+        may be swept a step at a time (the model check) and is reported as one."""
+        searched = (
+            *self._surfaces,
+            f"every MCP message, both directions ({self._swept})",
+            *self._unsearched,
+        )
+        self._surfaces, self._swept, self._unsearched = {}, 0, {}
+        return searched
 
     def late_findings(self, canaries: Sequence[Any]) -> LateReport:
         """Search what the session sent after each check's sweep for every form of

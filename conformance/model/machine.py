@@ -1242,10 +1242,12 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             found = self.detector.sweep(
                 records, seen, scrubbing=scrubbing_of(self.config), visible=visible
             )
-            if found.leaks:
-                first = found.leaks[0]
-                ids = tuple(dict.fromkeys(r for f in found.leaks for r in f.requirements))
-                raise LeakError(ids, f"step {self.steps}: value leaked: {first.describe()}")
+            # Over MCP every message since the last step is searched too, so that a value left on
+            # an MCP surface fails this step, not only the sweep as the check ends.
+            leaks = [*found.leaks, *context.host.sweep_messages()]
+            if leaks:
+                ids = tuple(dict.fromkeys(r for f in leaks for r in f.requirements))
+                raise LeakError(ids, f"step {self.steps}: value leaked: {leaks[0].describe()}")
             if self.own_message:
                 # Only a kind of failure may reach a refusal, never the failure's own message.
                 shown = self.own_message.sweep(records, seen, visible=visible)

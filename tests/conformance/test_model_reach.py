@@ -365,12 +365,20 @@ def test_the_rich_call_names_values_of_every_awkward_class() -> None:
 @pytest.mark.req("MCP-003")
 def test_over_mcp_the_first_example_finds_a_surface_left_unscrubbed(tmp_path: Path) -> None:
     """One example is enough: the rich call of its probe puts the values on the structured
-    content, which ``mcp-structured-unscrubbed`` leaves unscrubbed; the sweep of the session
-    fails the model check for it (the unit tests' budget is one example)."""
+    content, which ``mcp-structured-unscrubbed`` leaves unscrubbed. The MCP messages are
+    searched after each step, so the failure names the step that left the value and where it
+    was first seen (the reproducer is shrunk from there), not only the session's sweep as the
+    check ends; each requirement is named once, though the check's end finds the leak again
+    (the unit tests' budget is one example)."""
     pytest.importorskip("mcp", reason="the MCP SDK is not installed")
     run = run_suite(tmp_path, *reach.model_arguments("mcp-structured-unscrubbed"))
     assert run.status == 1, "the model check let mcp-structured-unscrubbed through"
-    assert "MCP-003" in run.failed_requirements()
+    (check,) = (check for check in run.report()["checks"] if check["outcome"] == "fail")
+    assert "MCP-003" in check["failedRequirements"]
+    assert len(check["failedRequirements"]) == len(set(check["failedRequirements"]))
+    assert check["detail"].startswith("step ")
+    assert "on the MCP result" in check["detail"]
+    assert "first seen at step 1 of example 1" in check["detail"]
 
 
 @pytest.mark.req("POL-004")
