@@ -22,9 +22,10 @@ from conformance.scenario import RecordingHost
 
 #: The requirements a divergence names, besides those of the compared fields. A divergence may
 #: also name a requirement of a refusal's words that only the targeted checks cite (GRAM-008,
-#: MSG-005, MSG-008, MSG-011), or the depth rule a call nested past 64 levels meets
-#: (GRAM-041): citing it here would put the model check first wherever the self-test stops
-#: once decided, since checks run grouped by the rarest requirement they cite.
+#: MSG-005, MSG-008, MSG-011), the rules of the generated grammar's strings a call held
+#: (``world.SPELLED``: GRAM-001 to GRAM-012, GRAM-040), or the depth rule a call nested past
+#: 64 levels meets (GRAM-041): citing them here would put the model check first wherever the
+#: self-test stops once decided, since checks run grouped by the rarest requirement they cite.
 _CITED = (
     *dict.fromkeys(rid for ids in FIELD_REQUIREMENTS.values() for rid in ids),
     "APPR-012",

@@ -359,7 +359,8 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
               (decisions R5, R6.1);
             - four calls, each with one reference naming a field the contract does not have,
               the next four of :data:`world.UNKNOWN_FIELDS` from ``probe.fields``: each is
-              malformed whatever the field is called (decisions R1.2);
+              malformed whatever the field is called (decisions R1.2); then the calls of the
+              generated grammar's features on the model's vault (:meth:`_spelled_calls`);
             - a DENY saved for ``send_mail`` (:data:`world.RULED`), then calls to three of the
               tools registered under its near names, from ``probe.names``, each approved at
               once: a tool keeps its own rule whatever its name is close to (POL-004);
@@ -422,6 +423,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                     name = world.UNKNOWN_FIELDS[(probe.fields + number) % len(world.UNKNOWN_FIELDS)]
                     member = world.Item("malformed", probe.secret, name)
                     self._invoke(world.RECORDER_NAME, (member,), approve)
+                self._spelled_calls(probe)
                 if sees["control.save-rule"]:
                     self._control(("save_rule", "tool", world.RULED.name, "DENY"))
                 members = (world.Item("ref", probe.secret),) if probe.bearing else ()
@@ -454,6 +456,25 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 self._probe_walks(probe)
             if self.config is not self.example:
                 self._restart(self.example)
+
+        def _spelled_calls(self, probe: world.Probe) -> None:
+            """Make the calls of the generated grammar's features (:data:`world.SPELLED`),
+            written on the model's vault: one call holding every spelling of a reference (the
+            word in any case, characters as ``\\u`` escapes, surplus braces, look-alikes
+            beside a reference), each resolved (GRAM-001, GRAM-002, GRAM-012, GRAM-040); one
+            holding every string that only looks like a reference, passed on byte for byte
+            (GRAM-040, INV5); and :data:`world.MALFORMED_PER_EXAMPLE` malformed candidates,
+            each alone, from ``probe.fields`` on, one group after another, each refusing its
+            call (GRAM-003, GRAM-008, GRAM-009)."""
+            approve = Plan("at-once", Answer.APPROVE)
+            refs = world.SPELLED_REFS
+            members = tuple(each.member for each in refs if each.member is not None)
+            self._invoke(world.RECORDER_NAME, members, approve, refs)
+            self._invoke(world.RECORDER_NAME, (), approve, world.SPELLED_LITERALS)
+            malformed = world.SPELLED_MALFORMED
+            for number in range(world.MALFORMED_PER_EXAMPLE):
+                one = malformed[(probe.fields + number) % len(malformed)]
+                self._invoke(world.RECORDER_NAME, (), approve, (one,))
 
         def _resolution_calls(self, probe: world.Probe) -> None:
             """Make the calls each refused at resolution for a refusal whose words name the
@@ -860,14 +881,20 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
                 return
             self._control(("set_permissions", admin, (world.READ, *permissions)))
 
-        def _invoke(self, tool: str, members: tuple[world.Item, ...], plan: Plan) -> None:
+        def _invoke(
+            self,
+            tool: str,
+            members: tuple[world.Item, ...],
+            plan: Plan,
+            spelled: tuple[world.Spelled, ...] | None = None,
+        ) -> None:
             if self.held.off_model:
                 return
             if plan.when == "held" and (self.short or len(self.open) >= 3):
                 plan = Plan("at-once")
             if plan.when in ("never", "late") and not self.short:
                 plan = Plan("delayed", Answer.DENY)
-            call, args = self._call(tool, members, plan)
+            call, args = self._call(tool, members, plan, spelled)
             if plan.when == "held":
                 self._start_held(call, tool, args)
                 return
@@ -875,23 +902,59 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             outcome, model_outcome = self._run(call, tool, args, plan)
             if self._raced(plan, outcome, model_outcome, time.monotonic() - began):
                 self.unsure = True
-            self._finished(call, outcome, model_outcome)
+            try:
+                self._finished(call, outcome, model_outcome)
+            except RequirementError as error:
+                if spelled is None:
+                    raise
+                raise self._attributed(error, spelled) from None
 
-        def _call(self, tool: str, members: tuple[world.Item, ...], plan: Plan) -> tuple[Call, str]:
-            """Number a call and note what the comparison needs to know of it."""
+        def _attributed(
+            self, error: RequirementError, spelled: tuple[world.Spelled, ...]
+        ) -> RequirementError:
+            """Return ``error`` naming, first, the requirements of the generated grammar's
+            strings it came from: the one the call held, or those whose members the handler
+            received otherwise than in the model."""
+            chosen = list(spelled) if len(spelled) == 1 else []
+            mine, theirs = context.host.observe().receipts, context.model.observe().receipts
+            if not chosen and mine and theirs:
+                chosen = world.spelled_at(spelled, mine[-1].raw, theirs[-1].raw)
+            if not chosen:
+                return error
+            ids = dict.fromkeys((*(r for e in chosen for r in e.requirements), *error.requirements))
+            names = ", ".join(each.name for each in chosen[:3])
+            more = f" and {len(chosen) - 3} more" if len(chosen) > 3 else ""
+            detail = f"{error.detail}; the generated grammar's {names}{more}"
+            return type(error)(tuple(ids), detail)
+
+        def _call(
+            self,
+            tool: str,
+            members: tuple[world.Item, ...],
+            plan: Plan,
+            spelled: tuple[world.Spelled, ...] | None = None,
+        ) -> tuple[Call, str]:
+            """Number a call and note what the comparison needs to know of it: of ``members``,
+            or of the generated grammar's strings ``spelled``, ``members`` then naming what
+            their references name."""
             assert self.setup is not None
             self.steps += 1
-            args = world.arguments(members)
+            if spelled is None:
+                args, quoted = world.arguments(members), world.quoted_texts(members)
+            else:
+                args = world.spelled_arguments(spelled)
+                quoted = frozenset(text for each in spelled for text in each.quoted)
             call = Call(
                 self.steps,
                 tool,
-                world.carries_reference(members),
+                world.carries_reference(members)
+                or any(e.outcome != "literal" for e in spelled or ()),
                 answer=plan.answer.value,
                 short=len(args) <= compare.KEPT_CHARS,
                 resolution=world.resolution(members, self.setup),
                 empty=world.empty_fields(members, self.setup),
                 deep=world.is_deep(members),
-                quoted=world.quoted_texts(members),
+                quoted=quoted,
             )
             return call, args
 

@@ -11,6 +11,7 @@ minted when a configuration is applied and never reach a step's printed form.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from secrets import token_hex
@@ -18,6 +19,7 @@ from typing import Any, Final
 
 from hypothesis import strategies as st
 
+from conformance import vectorgen
 from conformance.alphabets import (
     AWKWARD_SHAPES,
     AWKWARD_SPLIT,
@@ -560,6 +562,114 @@ class Item:
     field: str = ""
     upper: bool = False
     shape: int = 0
+
+
+#: Where the generated grammar's two ids point in the model's vault: two wide entries, whose
+#: fields are never empty, so that a call of every spelling is refused for nothing else.
+SPELLED_IDS: Final = {vectorgen.ID_A: WIDE_IDS[1], vectorgen.ID_B: WIDE_IDS[2]}
+
+
+@dataclass(frozen=True, slots=True)
+class Spelled:
+    """One feature of the generated grammar (:func:`conformance.vectorgen.features`) written
+    on the model's vault: a spelling of a reference, of a malformed candidate or of text that
+    only looks like one.
+
+    Attributes:
+        name: The feature's name.
+        group: The feature's group (``spelling``, ``case``, ``bad-id``, ...).
+        token: The string's content as written between its JSON quotes, escapes and all, with
+            the generated grammar's ids replaced by those of :data:`SPELLED_IDS`.
+        outcome: ``ref``, ``malformed`` or ``literal`` (:data:`conformance.vectorgen.REF`).
+        member: For a reference, the member that names the same value plainly.
+        quoted: Fragments of the string no refusal may hold (decisions R2.1); a field's name
+            is left out, as for every malformed member (:func:`quoted_texts`).
+        requirements: The requirements the feature checks, named when a call of it fails.
+    """
+
+    name: str
+    group: str
+    token: str
+    outcome: str
+    member: Item | None
+    quoted: frozenset[str]
+    requirements: tuple[str, ...]
+
+
+def _spelled() -> tuple[Spelled, ...]:
+    """Every feature of the generated grammar on the model's vault, but those whose id is
+    written with escapes: replacing the id's text would leave one no vault holds."""
+    found: list[Spelled] = []
+    for feature in vectorgen.features():
+        token = feature.token
+        for vector_id, world_id in SPELLED_IDS.items():
+            token = token.replace(vector_id, world_id).replace(vector_id.upper(), world_id.upper())
+        decoded = json.loads(f'"{token}"').casefold()
+        if any(vector_id in decoded for vector_id in SPELLED_IDS):
+            continue
+        member = None
+        if feature.ref is not None:
+            named, field = feature.ref.split(".", 1)
+            member = Item("ref", secret=VAULT_IDS.index(SPELLED_IDS[named]), field=field)
+        quoted = frozenset(() if feature.group == "bad-field" else feature.canaries)
+        requirements = feature.requirements or ("GRAM-001",)
+        found.append(
+            Spelled(
+                feature.name, feature.group, token, feature.outcome, member, quoted, requirements
+            )
+        )
+    return tuple(found)
+
+
+def _round_robin(spelled: Sequence[Spelled]) -> tuple[Spelled, ...]:
+    """``spelled`` taken one of each group in turn, so that any few in a row differ in group."""
+    groups: dict[str, list[Spelled]] = {}
+    for each in spelled:
+        groups.setdefault(each.group, []).append(each)
+    longest = max(map(len, groups.values()))
+    return tuple(group[n] for n in range(longest) for group in groups.values() if n < len(group))
+
+
+#: The generated grammar's features on the model's vault (:func:`_spelled`), by outcome: the
+#: probe's call of every reference spelling, its call of every look-alike, and the malformed
+#: candidates it walks, one group after another (:func:`_round_robin`).
+SPELLED: Final = _spelled()
+SPELLED_REFS: Final = tuple(each for each in SPELLED if each.outcome == vectorgen.REF)
+SPELLED_LITERALS: Final = tuple(each for each in SPELLED if each.outcome == vectorgen.LITERAL)
+SPELLED_MALFORMED: Final = _round_robin(
+    [each for each in SPELLED if each.outcome == vectorgen.MALFORMED]
+)
+
+#: How many of :data:`SPELLED_MALFORMED` each example calls, each alone: a malformed candidate
+#: refuses its whole call, so that it would hide any other.
+MALFORMED_PER_EXAMPLE: Final = 6
+
+
+def spelled_at(spelled: Sequence[Spelled], raw: str, other: str) -> list[Spelled]:
+    """Return the strings of ``spelled`` whose members differ between two texts a handler
+    received for :func:`spelled_arguments` of them (none where either is no JSON object)."""
+    try:
+        mine, theirs = json.loads(raw), json.loads(other)
+    except ValueError:
+        return []
+    if not isinstance(mine, dict) or not isinstance(theirs, dict):
+        return []
+    return [
+        each
+        for number, each in enumerate(spelled)
+        if mine.get(f"k{number}") != theirs.get(f"k{number}")
+    ]
+
+
+def spelled_arguments(spelled: Sequence[Spelled]) -> str:
+    """Return an argument text holding each string of ``spelled`` as written, in turn as a
+    member's value, as a nested object's and as an array's second item."""
+    members = []
+    for number, each in enumerate(spelled):
+        quoted = f'"{each.token}"'
+        value = (quoted, '{"inner":' + quoted + "}", '["x",' + quoted + "]")[number % 3]
+        members.append(f'"k{number}":{value}')
+    return "{" + ",".join(members) + "}"
 
 
 #: Text that looks like a reference and is none: no candidate, so the call is reference-free.
