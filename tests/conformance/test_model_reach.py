@@ -27,7 +27,7 @@ from conformance.canary import (
     hardening_forms,
     required_forms,
 )
-from conformance.host import CallResult, HandlerKind
+from conformance.host import CallResult, HandlerKind, HostConfig
 from conformance.hosts.inprocess import InProcessHost
 from conformance.model import budget as model_budget
 from conformance.model import compare, world
@@ -98,20 +98,27 @@ def test_the_wide_values_hold_every_class_of_character_and_the_floor() -> None:
     assert again.notes != specs[0].notes
 
 
+def _static_text(count: int, name: str) -> tuple[str, list[str], HostConfig]:
+    """The fixed text of the static tool ``name`` in a configuration built for the probe's
+    call of ``count`` references, the values that call names in order of first use, and the
+    configuration."""
+    setup = world.Setup(((False, False),) * 3, "present", None, False, (), False, 1, False)
+    members = world.many(count, 5, filler=False)
+    config = world.with_forms(setup.config(Mint()), members)
+    (spec,) = (each for each in config.tools if each.name == name)
+    assert spec.handler is HandlerKind.STATIC
+    by_id = {secret.id.lower(): secret for secret in config.secrets}
+    named = dict.fromkeys(getattr(by_id[secret], field) for secret, field in map(_named, members))
+    return str(spec.options["text"]), list(named), config
+
+
 @pytest.mark.req("SCRUB-004", "SCRUB-005")
 @pytest.mark.parametrize("count", world.MANY_COUNTS)
 def test_the_forms_tool_holds_the_forms_of_the_named_values_only(count: int) -> None:
     """The forms tool's fixed text holds forms a to d, as the suite writes them, of each value
     the call of many names, and nothing of a value it does not name: a host that scrubs that
     call leaves nothing of the text in clear."""
-    setup = world.Setup(((False, False),) * 3, "present", None, False, (), False, 1, False)
-    members = world.many(count, 5, filler=False)
-    config = world.with_forms(setup.config(Mint()), members)
-    (forms,) = (spec for spec in config.tools if spec.name == world.FORMS_NAME)
-    assert forms.handler is HandlerKind.STATIC
-    text = str(forms.options["text"])
-    by_id = {spec.id.lower(): spec for spec in config.secrets}
-    named = dict.fromkeys(getattr(by_id[secret], field) for secret, field in map(_named, members))
+    text, named, config = _static_text(count, world.FORMS_NAME)
     expected = [form for value in named for form in required_forms(value).values()]
     assert text.startswith(world.FORMS_HEAD)
     assert text.endswith(world.FORMS_TAIL)
@@ -131,15 +138,8 @@ def test_the_apart_text_holds_one_form_of_each_value_far_from_the_next(count: in
     overlap, and each is followed by more plain text than the longest form, so a scrubber's
     path for text without overlaps meets it whole. No form a host may scrub beyond the design
     stands in it, so no ruling leaves its scrubbing open."""
-    setup = world.Setup(((False, False),) * 3, "present", None, False, (), False, 1, False)
-    members = world.many(count, 5, filler=False)
-    config = world.with_forms(setup.config(Mint()), members)
-    (apart,) = (spec for spec in config.tools if spec.name == world.APART_FORMS_NAME)
-    assert apart.handler is HandlerKind.STATIC
-    text = str(apart.options["text"])
+    text, named, _config = _static_text(count, world.APART_FORMS_NAME)
     assert text.isascii()
-    by_id = {spec.id.lower(): spec for spec in config.secrets}
-    named = dict.fromkeys(getattr(by_id[secret], field) for secret, field in map(_named, members))
     owner: dict[str, str] = {}
     for value in named:
         for form in required_forms(value).values():
