@@ -917,7 +917,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             received otherwise than in the model."""
             chosen = list(spelled) if len(spelled) == 1 else []
             mine, theirs = context.host.observe().receipts, context.model.observe().receipts
-            if not chosen and mine and theirs:
+            if not chosen and mine and theirs and mine[-1].tool == theirs[-1].tool:
                 chosen = world.spelled_at(spelled, mine[-1].raw, theirs[-1].raw)
             if not chosen:
                 return error

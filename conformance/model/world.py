@@ -647,12 +647,16 @@ MALFORMED_PER_EXAMPLE: Final = 6
 
 def spelled_at(spelled: Sequence[Spelled], raw: str, other: str) -> list[Spelled]:
     """Return the strings of ``spelled`` whose members differ between two texts a handler
-    received for :func:`spelled_arguments` of them (none where either is no JSON object)."""
+    received for :func:`spelled_arguments` of them: none where either is no JSON object with
+    exactly those members, so that texts of another call name none."""
     try:
         mine, theirs = json.loads(raw), json.loads(other)
     except ValueError:
         return []
+    keys = {f"k{number}" for number in range(len(spelled))}
     if not isinstance(mine, dict) or not isinstance(theirs, dict):
+        return []
+    if mine.keys() != keys or theirs.keys() != keys:
         return []
     return [
         each

@@ -81,7 +81,7 @@ def test_the_first_example_finds_a_grammar_fault_of_each_kind(
 
 def test_a_difference_is_traced_to_the_strings_whose_members_differ() -> None:
     """The members two handlers received otherwise name the strings that stood there; texts
-    that are no JSON object name none."""
+    that are no JSON object, or not one with exactly the call's members, name none."""
     spelled = world.SPELLED_REFS[:4]
     model = {"k0": "a", "k1": {"inner": "b"}, "k2": ["x", "c"], "k3": "d"}
     host = {**model, "k1": {"inner": "{{SECRET:x}}"}, "k3": "e"}
@@ -90,3 +90,7 @@ def test_a_difference_is_traced_to_the_strings_whose_members_differ() -> None:
     assert world.spelled_at(spelled, json.dumps(model), json.dumps(model)) == []
     assert world.spelled_at(spelled, "not json", json.dumps(model)) == []
     assert world.spelled_at(spelled, "[]", json.dumps(model)) == []
+    # Texts of another call, with other members, name none.
+    other = {"k0": "a", "k1": "b"}
+    assert world.spelled_at(spelled, json.dumps(other), json.dumps(model)) == []
+    assert world.spelled_at(spelled, json.dumps({**host, "k4": 1}), json.dumps(model)) == []
