@@ -827,7 +827,7 @@ class RecordingHost:
         mcp_sweep = getattr(self._inner, "mcp_sweep", None)
         if segment is None or mcp_sweep is None:
             return []
-        detector = Detector(guarded_values(segment.config.secrets))
+        detector = self.detector()
         if not detector:
             return []
         before = len(segment.messages.leaks)

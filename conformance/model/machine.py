@@ -947,8 +947,7 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             call = Call(
                 self.steps,
                 tool,
-                world.carries_reference(members)
-                or any(e.outcome != "literal" for e in spelled or ()),
+                world.carries_reference(members) or world.spelled_bearing(spelled or ()),
                 answer=plan.answer.value,
                 short=len(args) <= compare.KEPT_CHARS,
                 resolution=world.resolution(members, self.setup),

@@ -665,6 +665,11 @@ def spelled_at(spelled: Sequence[Spelled], raw: str, other: str) -> list[Spelled
     ]
 
 
+def spelled_bearing(spelled: Sequence[Spelled]) -> bool:
+    """Return whether the strings of ``spelled`` hold a candidate, valid or not."""
+    return any(each.outcome != vectorgen.LITERAL for each in spelled)
+
+
 def spelled_arguments(spelled: Sequence[Spelled]) -> str:
     """Return an argument text holding each string of ``spelled`` as written, in turn as a
     member's value, as a nested object's and as an array's second item."""
