@@ -348,21 +348,16 @@ class Run:
                 while not small.measurable() and len(text_of(size)) < MAX_SMALL_CHARS:
                     size *= 2
                     small = timed(text_of(size)).less(base)
+                measured = small.measurable()
                 large = timed(text_of(size * grown)).less(base)
                 if large.wall <= SLOWEST_CALL_S:
                     # Timed again after the large text, so that the two least readings come
                     # from the same stretch of time: a small text timed while the machine was
                     # busy and a large one after it was not read as linear growth.
                     small = small.least(timed(text_of(size)).less(base))
-                limit = GROWTH_LIMIT * grown / 4
-                clock = "processor" if large.on_cpu() else "wall"
-                low, high = small.judged(large), large.judged(large)
-                if large.wall > SLOWEST_CALL_S or (low >= TIMED_FLOOR_S and high / low > limit):
-                    self.rows["INV7"].fail(
-                        f"{spelled_label(spelled, name)} {label}: {grown} times the text took "
-                        f"{high / max(low, 1e-6):.0f} times as long "
-                        f"({low:.2f} s, then {high:.2f} s, {clock} time)"
-                    )
+                steep = too_steep(small, large, grown, measured)
+                if steep is not None:
+                    self.rows["INV7"].fail(f"{spelled_label(spelled, name)} {label}: {steep}")
         except HostError as error:
             self.rows["INV7"].fail(f"{spelled_label(spelled, name)}: {type(error).__name__}")
 
@@ -403,6 +398,35 @@ class Reading:
     def judged(self, large: Reading) -> float:
         """Return this reading on the clock the large text's reading chose."""
         return self.cpu if large.on_cpu() and self.cpu is not None else self.wall
+
+
+def too_steep(small: Reading, large: Reading, grown: int, measured: bool) -> str | None:
+    """Return why the large text's call grew too fast against the small one's, or ``None``.
+
+    Args:
+        small: The small text's least reading, less a trivial call's.
+        large: The text ``grown`` times as long, the same way.
+        grown: How many times as long the large text is.
+        measured: Whether the small text's first readings reached :data:`TIMED_FLOOR_S`.
+
+    A call past :data:`SLOWEST_CALL_S` is too slow whatever the small one took. Otherwise the
+    ratio may be at most :data:`GROWTH_LIMIT` per 4 times the text. A small reading under the
+    floor is too short to divide by: once the small text was measured, the floor stands in
+    for it, which only lowers the ratio (a reading taken again after the large one may fall
+    under the floor, and a quadratic scan then went unjudged); a small text never measured is
+    not judged.
+    """
+    limit = GROWTH_LIMIT * grown / 4
+    clock = "processor" if large.on_cpu() else "wall"
+    low, high = small.judged(large), large.judged(large)
+    if measured:
+        low = max(low, TIMED_FLOOR_S)
+    if large.wall > SLOWEST_CALL_S or (low >= TIMED_FLOOR_S and high / low > limit):
+        return (
+            f"{grown} times the text took {high / max(low, 1e-6):.0f} times as long "
+            f"({low:.2f} s, then {high:.2f} s, {clock} time)"
+        )
+    return None
 
 
 def spelled_label(spelled: str, name: str) -> str:

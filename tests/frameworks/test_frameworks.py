@@ -23,7 +23,7 @@ from typing import Final
 
 import pytest
 
-from conformance.frameworks.checks import Reading
+from conformance.frameworks.checks import Reading, too_steep
 from conformance.frameworks.envs import CHROMIUM
 from conformance.frameworks.matrix import measure
 from tests.frameworks.support import playwright_prefix
@@ -180,3 +180,24 @@ def test_growth_is_judged_on_processor_time_only_when_the_tree_did_the_work() ->
     assert Reading(0.20, 0.06).measurable()
     assert Reading(0.20, 0.001).measurable()  # the work is elsewhere: the wall clock times it
     assert Reading(0.30, 0.10).least(Reading(0.20, 0.12)) == Reading(0.20, 0.10)
+
+
+def test_a_quadratic_scan_is_judged_when_the_small_text_reads_under_the_floor_again() -> None:
+    """The small text is timed again after the large one, and on a busy machine that least
+    reading fell under the floor its first readings had reached (0.05 s): the quadratic scan
+    of ``fake_framework.py defaults`` then went unjudged, and its INV7 passed in CI. The floor
+    now stands in for such a reading; it only lowers the ratio, so linear work still passes."""
+    first_small, again = Reading(0.09, 0.05), Reading(0.06, 0.03)
+    quadratic, linear = Reading(8.0, 3.2), Reading(0.9, 0.4)
+    small = first_small.least(again)
+    assert first_small.measurable()
+    assert small.judged(quadratic) < 0.05
+    detail = too_steep(small, quadratic, 8, measured=True)
+    assert detail is not None
+    assert "64 times as long (0.05 s, then 3.20 s, processor time)" in detail
+    assert too_steep(first_small, linear, 8, measured=True) is None
+    assert too_steep(small, linear, 8, measured=True) is None
+    # A small text never measured (its size capped) is still not judged, but a call past the
+    # slowest bound always is.
+    assert too_steep(Reading(0.02, 0.01), Reading(0.9, 0.5), 8, measured=False) is None
+    assert too_steep(Reading(0.02, 0.01), Reading(21.0, 20.5), 8, measured=False) is not None
