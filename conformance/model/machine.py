@@ -459,18 +459,21 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
 
         def _spelled_calls(self, probe: world.Probe) -> None:
             """Make the calls of the generated grammar's features (:data:`world.SPELLED`),
-            written on the model's vault: one call holding every spelling of a reference (the
-            word in any case, characters as ``\\u`` escapes, surplus braces, look-alikes
-            beside a reference), each resolved (GRAM-001, GRAM-002, GRAM-012, GRAM-040); one
-            holding every string that only looks like a reference, passed on byte for byte
-            (GRAM-040, INV5); and :data:`world.MALFORMED_PER_EXAMPLE` malformed candidates,
-            each alone, from ``probe.fields`` on, one group after another, each refusing its
-            call (GRAM-003, GRAM-008, GRAM-009)."""
+            written on the model's vault: in the full examples (``probe.full``, the first
+            among them), one call holding every spelling of a reference (the word in any case,
+            characters as ``\\u`` escapes, surplus braces, look-alikes beside a reference),
+            each resolved (GRAM-001, GRAM-002, GRAM-012, GRAM-040), and one holding every
+            string that only looks like a reference, passed on byte for byte (GRAM-040, INV5):
+            the same two calls each time, long and judged on every surface; and in every
+            example :data:`world.MALFORMED_PER_EXAMPLE` malformed candidates, each alone, from
+            ``probe.fields`` on, one group after another, each refusing its call (GRAM-003,
+            GRAM-008, GRAM-009)."""
             approve = Plan("at-once", Answer.APPROVE)
-            refs = world.SPELLED_REFS
-            members = tuple(each.member for each in refs if each.member is not None)
-            self._invoke(world.RECORDER_NAME, members, approve, refs)
-            self._invoke(world.RECORDER_NAME, (), approve, world.SPELLED_LITERALS)
+            if probe.full:
+                refs = world.SPELLED_REFS
+                members = tuple(each.member for each in refs if each.member is not None)
+                self._invoke(world.RECORDER_NAME, members, approve, refs)
+                self._invoke(world.RECORDER_NAME, (), approve, world.SPELLED_LITERALS)
             malformed = world.SPELLED_MALFORMED
             for number in range(world.MALFORMED_PER_EXAMPLE):
                 one = malformed[(probe.fields + number) % len(malformed)]
