@@ -15,7 +15,7 @@ value.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import pytest
 
@@ -241,28 +241,6 @@ def test_plain_ask_call_from_a_client_that_cannot_elicit(host: RecordingHost, mi
 # --- MCP-004: debug logging asked for by the client carries no value -----------------------------
 
 
-def _set_level(mcp: Any, level: Literal["debug", "info"]) -> bool:
-    """Send ``logging/setLevel`` on the suite's session; whether the host accepted it.
-
-    The MCP host has no call for it, so the request goes through its session and portal, as
-    its own requests do; the tap records it like any message the client sends.
-    """
-    import mcp_types as types
-    from mcp.shared.exceptions import MCPError
-
-    session = mcp._live_session()
-    request = types.SetLevelRequest(params=types.SetLevelRequestParams(level=level))
-
-    async def send() -> None:
-        await session.send_request(request, types.EmptyResult)
-
-    try:
-        mcp._portal.call(send)
-    except MCPError:
-        return False
-    return True
-
-
 @pytest.mark.req("MCP-004", "SCRUB-014", "INV1")
 def test_debug_logging_holds_no_value(host: RecordingHost, mint: Mint) -> None:
     """With result scrubbing off and the client asking for debug logging, the log
@@ -270,7 +248,7 @@ def test_debug_logging_holds_no_value(host: RecordingHost, mint: Mint) -> None:
     mcp = mcp_host(host)
     secret = make_secret(mint)
     host.reset(config([secret], tools=(ECHO,), policy={"resultScrubbingEnabled": False}))
-    if not _set_level(mcp, "debug"):
+    if not mcp.set_log_level("debug"):
         pytest.skip("not applicable: the host does not take logging/setLevel")
     try:
         call, before = mcp.call(
@@ -278,5 +256,5 @@ def test_debug_logging_holds_no_value(host: RecordingHost, mint: Mint) -> None:
         )
         outcome = mcp.result_of(call, before)
     finally:
-        _set_level(mcp, "info")
+        mcp.set_log_level("info")
     require(not outcome.is_error, "MCP-004", f"the echo call ended {outcome.disposition}")

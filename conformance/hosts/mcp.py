@@ -26,7 +26,7 @@ import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import pytest
 
@@ -406,6 +406,28 @@ class McpHost:
         self._session_cm = session_cm
         self._url = url
         return self._session
+
+    def set_log_level(self, level: Literal["debug", "info"]) -> bool:
+        """Send ``logging/setLevel`` with ``level`` on the live session; whether the host took it.
+
+        The request goes through the session and portal like the client's other requests, so
+        the tap records it like any message the client sends. A host that refuses it (an MCP
+        error) leaves the session as it was.
+        """
+        import mcp_types as types
+        from mcp.shared.exceptions import MCPError
+
+        session = self._live_session()
+        request = types.SetLevelRequest(params=types.SetLevelRequestParams(level=level))
+
+        async def send() -> None:
+            await session.send_request(request, types.EmptyResult)
+
+        try:
+            self._portal.call(send)
+        except MCPError:
+            return False
+        return True
 
     def _close_session(self) -> None:
         if self._session_cm is not None:

@@ -70,7 +70,7 @@ from conformance.scenario import (
     ledger_records,
     scrubbing_of,
 )
-from conformance.via import MCP
+from conformance.via import MCP, mcp_host
 
 #: How long the operator waits before a delayed answer, and past the timeout for a late one.
 DELAY_S: Final = 0.05
@@ -579,7 +579,8 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             whose value's forms its text holds, whose result arrives as the tool wrote it, every
             corner character included (SCRUB-012, CAP-003); the echo of that reference with a
             filler past the cap, which stays on (CAP-001); and, over MCP, the rich call, whose
-            log and further notifications and requests to the client may hold no value."""
+            log and further notifications and requests to the client may hold no value, all
+            three after the client asked for debug logging (MCP-004)."""
             assert self.example is not None
             unscrubbed = dataclasses.replace(
                 self.example,
@@ -594,12 +595,19 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             self.user = (False, (world.READ,))
             members = (world.Item("ref", probe.secret),)
             approve = Plan("at-once", Answer.APPROVE)
+            # Over MCP the client asks for debug logging first, as a client may: what the
+            # host then logs of these calls, whose results hold values, is searched with the
+            # rest (MCP-004). A host that refuses the request is asked nothing more.
+            mcp = mcp_host(context.host) if context.host.path == MCP else None
+            debug = mcp is not None and mcp.set_log_level("debug")
             with self._batch():
                 self._invoke(world.FORMS_NAME, members, approve)
                 self._invoke(world.ECHO_NAME, (*members, world.Item("filler")), approve)
-                if context.host.path == MCP:
+                if mcp is not None:
                     rich = tuple(world.Item("ref", secret) for secret in world.RICH_SECRETS)
                     self._invoke(world.RICH.name, rich, approve)
+            if mcp is not None and debug:
+                mcp.set_log_level("info")
             self.held.off_model = entered
             self.user = (self.example.admin, self.example.permissions)
 

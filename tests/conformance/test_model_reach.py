@@ -313,7 +313,7 @@ def test_the_ci_budget_finds_the_class_mutants_it_once_could_not_reach(
 
 
 @pytest.mark.req(
-    "SCRUB-020", "SCRUB-005", "SCRUB-012", "CAP-003", "CAP-001", "SCRUB-014", "MCP-003"
+    "SCRUB-020", "SCRUB-005", "SCRUB-012", "CAP-003", "CAP-001", "SCRUB-014", "MCP-003", "MCP-004"
 )
 @pytest.mark.parametrize(
     ("mutant", "requirement"),
@@ -324,6 +324,7 @@ def test_the_ci_budget_finds_the_class_mutants_it_once_could_not_reach(
         ("cap-off-with-scrubbing-off", "CAP-001"),
         ("scrubbing-off-request-substituted", "SCRUB-014"),
         ("mcp-client-requests-when-scrubbing-off", "SCRUB-014"),
+        ("wire-debug-log-holds-result", "MCP-004"),
     ],
 )
 def test_the_first_example_finds_a_scrubber_wrong_on_apart_forms_or_with_scrubbing_off(
@@ -334,9 +335,10 @@ def test_the_first_example_finds_a_scrubber_wrong_on_apart_forms_or_with_scrubbi
     where none overlap nor the one that scrubs an ASCII text of ASCII values alone gets right;
     and, with scrubbing off, the forms tool, whose text the scrubber that ignores the switch
     changes and whose prompt must not show the value, the echo past the cap, which must still
-    cut, and over MCP the rich call, whose requests to the client must hold no value. The model
-    check once missed all six."""
-    if mutant.startswith("mcp-"):
+    cut, and over MCP the rich call, whose requests to the client must hold no value, and the
+    host's log of the three calls once the client asked for debug logging. The model check
+    once missed all seven."""
+    if mutant.startswith(("mcp-", "wire-")):
         pytest.importorskip("mcp", reason="the MCP SDK is not installed")
     run = run_suite(tmp_path, *reach.model_arguments(mutant))
     assert run.status == 1, f"the model check let {mutant} through"
