@@ -412,7 +412,8 @@ class McpHost:
 
         The request goes through the session and portal like the client's other requests, so
         the tap records it like any message the client sends. A host that refuses it (an MCP
-        error) leaves the session as it was.
+        error) leaves the session as it was; one that does not answer within the driver's
+        request timeout fails the run as hung, like any request left unanswered.
         """
         import mcp_types as types
         from mcp.shared.exceptions import MCPError
@@ -421,7 +422,18 @@ class McpHost:
         request = types.SetLevelRequest(params=types.SetLevelRequestParams(level=level))
 
         async def send() -> None:
-            await session.send_request(request, types.EmptyResult)
+            import anyio
+
+            try:
+                with anyio.fail_after(self.driver.call_timeout):
+                    await session.send_request(request, types.EmptyResult)
+            except TimeoutError:
+                failure = HostHungError(
+                    f"the host did not answer logging/setLevel within "
+                    f"{self.driver.call_timeout:g} s"
+                )
+                self.driver.fail(failure)
+                raise failure from None
 
         try:
             self._portal.call(send)
