@@ -12,6 +12,8 @@ import json
 from collections.abc import Callable
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conformance import vectors
 from conformance.canary import (
@@ -236,3 +238,58 @@ def test_redact_removes_every_form() -> None:
     assert not detector.find(redacted)
     assert not detector.find_hardening(redacted)
     assert "<c9.notes>" in redacted
+
+
+# The detector reads a text a window at a time when its forms outnumber the text's characters
+# (conformance.canary.FormIndex): it must find exactly what testing every form finds.
+_LETTERS = "ab%+/\\é\ud800"
+
+
+@pytest.mark.req("INV1")
+@settings(max_examples=300, deadline=None)
+@given(
+    values=st.lists(st.text(alphabet=_LETTERS, min_size=1, max_size=12), min_size=1, max_size=40),
+    text=st.text(alphabet=_LETTERS, max_size=60),
+    pieces=st.lists(st.tuples(st.integers(0, 39), st.integers(0, 60)), max_size=4),
+)
+def test_the_window_walk_finds_what_testing_every_form_finds(
+    values: list[str], text: str, pieces: list[tuple[int, int]]
+) -> None:
+    """Many values (forms of fewer than eight characters among them), a short text with some of
+    their forms put in at any place, overlapping or repeated: the detector's answers, required
+    and hardening, are those of testing every form, in the same order."""
+    guarded = [Guarded(f"v{number}", value) for number, value in enumerate(values)]
+    detector = Detector(guarded)
+    for number, at in pieces:
+        forms = list(required_forms(values[number % len(values)]).values())
+        form = forms[at % len(forms)]
+        text = text[:at] + form + text[at:]
+    expected = [
+        (item, name)
+        for item in guarded
+        for name, form in required_forms(item.value).items()
+        if form in text
+    ]
+    expected_hardening = [
+        (item, name)
+        for item in guarded
+        for name, form in hardening_forms(item.value).items()
+        if form in text
+    ]
+    assert detector.find(text) == expected
+    assert detector.find_hardening(text) == expected_hardening
+
+
+def test_the_window_walk_is_taken_for_a_short_text_among_many_forms() -> None:
+    """The equality above is tested on the walk, not only on the plain search: 120 values of
+    twelve characters give more forms than twice a short text's characters. A form of exactly
+    the window's width that ends the text is found (the last window is read), a cut one is not,
+    and a form met twice is answered once."""
+    from conformance.canary import MIN_GUARDED_CODE_POINTS, WALK_RATIO, FormIndex
+
+    values = [f"value-{number:06d}" for number in range(120)]
+    last = "z" * MIN_GUARDED_CODE_POINTS
+    flat = [(Guarded(v, v), "a", v) for v in (*values, last)]
+    text = "x" + values[7] + values[3][:9] + values[7] + last
+    assert len(text) * WALK_RATIO < len(flat)
+    assert [item for item, _ in FormIndex(flat).find(text)] == [flat[7][0], flat[-1][0]]
