@@ -104,9 +104,21 @@ def _decorations(kind: Kind) -> tuple[str, str]:
     return _DECORATIONS[kind]
 
 
+#: Random bytes below this bound are taken, each for the letter its remainder by the alphabet's
+#: length numbers; the rest are dropped, so that every letter is equally likely.
+_BYTE_BOUND: Final = 256 - 256 % len(_CORE_ALPHABET)
+
+
 def _core() -> str:
+    # One draw of random bytes per canary, not one per letter: a run mints tens of thousands.
     while True:
-        core = "".join(secrets.choice(_CORE_ALPHABET) for _ in range(_CORE_LENGTH))
+        drawn = secrets.token_bytes(2 * _CORE_LENGTH)
+        letters = [
+            _CORE_ALPHABET[byte % len(_CORE_ALPHABET)] for byte in drawn if byte < _BYTE_BOUND
+        ]
+        if len(letters) < _CORE_LENGTH:
+            continue
+        core = "".join(letters[:_CORE_LENGTH])
         if "secret" not in core.lower():
             return core
 
@@ -211,28 +223,42 @@ def adopt_canaries(minted: Iterable[tuple[str, str, str]]) -> tuple[Canary, ...]
 # --- the required forms (decisions R5.2), written independently of any host ----------------
 
 
+def _json_table() -> dict[int, str]:
+    table = {ord(char): escape for char, escape in SHORT_ESCAPES.items()}
+    for code in (*range(0x20), *_SURROGATES):
+        table.setdefault(code, f"\\u{code:04x}")
+    return table
+
+
+#: What :func:`json_escape` writes for each character it escapes; every other stays.
+_JSON_TABLE: Final = _json_table()
+
+
 def json_escape(value: str) -> str:
     """Return form b: the JSON string escape of ``value`` without quotes (R5.2b).
 
     The quote, the backslash and ``\\b \\f \\n \\r \\t`` take their short escapes; any other
     character below U+0020 becomes ``\\u00xx`` in lower-case hex; ``/`` and non-ASCII stay,
-    except a lone surrogate, which becomes ``\\udxxx`` in lower-case hex.
+    except a lone surrogate, which becomes ``\\udxxx`` in lower-case hex. (One table, applied
+    by ``str.translate``: a run forms every value it mints, tens of thousands of them.)
     """
-    out: list[str] = []
-    for char in value:
-        short = SHORT_ESCAPES.get(char)
-        if short is not None:
-            out.append(short)
-        elif ord(char) < 0x20 or ord(char) in _SURROGATES:
-            out.append(f"\\u{ord(char):04x}")
-        else:
-            out.append(char)
-    return "".join(out)
+    return value.translate(_JSON_TABLE)
 
 
 def _utf8(value: str) -> bytes:
     # Lone surrogates have no UTF-8 form; their three-byte encoding gives every string a form.
     return value.encode("utf-8", "surrogatepass")
+
+
+def _url_table(pattern: str) -> dict[int, str]:
+    table = {byte: pattern.format(byte) for byte in range(256) if byte not in _URL_SAFE}
+    table[0x20] = "+"
+    return table
+
+
+#: What :func:`url_form` writes for each byte, read as the character of the same number (the
+#: bytes decoded as Latin-1), in upper- and in lower-case hex; a safe byte stays.
+_URL_TABLES: Final = {False: _url_table("%{:02X}"), True: _url_table("%{:02x}")}
 
 
 def url_form(value: str, *, lower_hex: bool = False) -> str:
@@ -244,16 +270,7 @@ def url_form(value: str, *, lower_hex: bool = False) -> str:
         value: The text.
         lower_hex: Write ``%hh`` in lower case: a hardening form, not a required one.
     """
-    pattern = "%{:02x}" if lower_hex else "%{:02X}"
-    out: list[str] = []
-    for byte in _utf8(value):
-        if byte == 0x20:
-            out.append("+")
-        elif byte in _URL_SAFE:
-            out.append(chr(byte))
-        else:
-            out.append(pattern.format(byte))
-    return "".join(out)
+    return _utf8(value).decode("latin-1").translate(_URL_TABLES[lower_hex])
 
 
 def _required_forms(value: str) -> dict[str, str]:

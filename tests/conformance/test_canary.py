@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import secrets
 from collections.abc import Callable
 
 import pytest
@@ -293,3 +294,68 @@ def test_the_window_walk_is_taken_for_a_short_text_among_many_forms() -> None:
     text = "x" + values[7] + values[3][:9] + values[7] + last
     assert len(text) * WALK_RATIO < len(flat)
     assert [item for item, _ in FormIndex(flat).find(text)] == [flat[7][0], flat[-1][0]]
+
+
+def _json_escape_char_by_char(value: str) -> str:
+    """Form b written out a character at a time, as the rulings word it (R5.2b)."""
+    short = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r"}
+    short["\t"] = "\\t"
+    out = []
+    for char in value:
+        if char in short:
+            out.append(short[char])
+        elif ord(char) < 0x20 or 0xD800 <= ord(char) < 0xE000:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _url_form_byte_by_byte(value: str, pattern: str) -> str:
+    """Form c written out a byte at a time, as the rulings word it (R5.2c)."""
+    safe = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-*_"
+    out = []
+    for byte in value.encode("utf-8", "surrogatepass"):
+        out.append("+" if byte == 0x20 else chr(byte) if byte in safe else pattern.format(byte))
+    return "".join(out)
+
+
+@pytest.mark.req("SCRUB-004", "SCRUB-005", "SCRUB-006")
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.characters(codec=None, exclude_categories=())))
+def test_the_forms_are_those_written_out_a_character_at_a_time(value: str) -> None:
+    """Forms b and c (and c in lower-case hex), computed by table, are those of the rulings'
+    words applied to each character and byte: every character below U+0020, the quote, the
+    backslash, ``/``, DEL, lone surrogates, non-ASCII of two to four bytes."""
+    assert json_escape(value) == _json_escape_char_by_char(value)
+    assert url_form(value) == _url_form_byte_by_byte(value, "%{:02X}")
+    assert url_form(value, lower_hex=True) == _url_form_byte_by_byte(value, "%{:02x}")
+
+
+def test_every_character_below_u0100_and_every_surrogate_is_formed_as_written_out() -> None:
+    """The same, for each character whose form the tables write, one at a time."""
+    for code in (*range(0x100), 0xD800, 0xDBFF, 0xDC00, 0xDFFF, 0xE000, 0x10FFFF):
+        char = chr(code)
+        assert json_escape(char) == _json_escape_char_by_char(char), hex(code)
+        assert url_form(char) == _url_form_byte_by_byte(char, "%{:02X}"), hex(code)
+
+
+def test_a_canary_core_takes_only_bytes_that_keep_every_letter_equally_likely(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Random bytes at or above the largest multiple of the alphabet's length are dropped (a
+    draw with too few left is drawn again); each kept byte names the letter of its remainder."""
+    from conformance import canary as module
+
+    alphabet = module._CORE_ALPHABET
+    bound = module._BYTE_BOUND
+    assert bound % len(alphabet) == 0
+    assert 256 - len(alphabet) < bound <= 256
+    draws = iter(
+        [
+            bytes([bound] * 44),  # every byte dropped: drawn again
+            bytes([255, len(alphabet) + 1, *range(2, 44)]),  # 255 dropped; the next is letter 1
+        ]
+    )
+    monkeypatch.setattr(secrets, "token_bytes", lambda size: next(draws))
+    assert module._core() == alphabet[1 : 1 + 22]
