@@ -467,16 +467,24 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             the same two calls each time, long and judged on every surface; and in every
             example :data:`world.MALFORMED_PER_EXAMPLE` malformed candidates, each alone, from
             ``probe.fields`` on, one group after another, each refusing its call (GRAM-003,
-            GRAM-008, GRAM-009)."""
+            GRAM-008, GRAM-009). Keys as well: in the full examples, one call holding every
+            look-alike as a key, passed on byte for byte; and in every example
+            :data:`world.KEYED_PER_EXAMPLE` spellings of a marker, each alone as a key at one of
+            four places, each refusing its call as a malformed reference (GRAM-014)."""
             approve = Plan("at-once", Answer.APPROVE)
             if probe.full:
                 refs = world.SPELLED_REFS
                 members = tuple(each.member for each in refs if each.member is not None)
                 self._invoke(world.RECORDER_NAME, members, approve, refs)
                 self._invoke(world.RECORDER_NAME, (), approve, world.SPELLED_LITERALS)
+                self._invoke(world.RECORDER_NAME, (), approve, world.SPELLED_LITERAL_KEYS)
             malformed = world.SPELLED_MALFORMED
             for number in range(world.MALFORMED_PER_EXAMPLE):
                 one = malformed[(probe.fields + number) % len(malformed)]
+                self._invoke(world.RECORDER_NAME, (), approve, (one,))
+            keyed = world.SPELLED_KEYED
+            for number in range(world.KEYED_PER_EXAMPLE):
+                one = keyed[(probe.fields * world.KEYED_PER_EXAMPLE + number) % len(keyed)]
                 self._invoke(world.RECORDER_NAME, (), approve, (one,))
 
         def _resolution_calls(self, probe: world.Probe) -> None:

@@ -585,6 +585,9 @@ class Spelled:
         quoted: Fragments of the string no refusal may hold (decisions R2.1); a field's name
             is left out, as for every malformed member (:func:`quoted_texts`).
         requirements: The requirements the feature checks, named when a call of it fails.
+        as_key: Whether the string stands as an object's key rather than a value
+            (:data:`SPELLED_KEYED`, :data:`SPELLED_LITERAL_KEYS`).
+        place: For a key, where its object stands (:data:`KEY_PLACES`).
     """
 
     name: str
@@ -594,6 +597,8 @@ class Spelled:
     member: Item | None
     quoted: frozenset[str]
     requirements: tuple[str, ...]
+    as_key: bool = False
+    place: int = 0
 
 
 def _spelled() -> tuple[Spelled, ...]:
@@ -644,6 +649,46 @@ SPELLED_MALFORMED: Final = _round_robin(
 #: refuses its whole call, so that it would hide any other.
 MALFORMED_PER_EXAMPLE: Final = 6
 
+#: Where a key stands (:func:`spelled_arguments`): in a member's object, in an object one level
+#: further down, in an object inside an array, and as a member of the arguments themselves.
+KEY_PLACES: Final = ("object", "nested object", "object in an array", "top level")
+
+
+def _as_keys(
+    spelled: Sequence[Spelled], places: int, first: tuple[str, ...]
+) -> tuple[Spelled, ...]:
+    """``spelled`` as keys, the places taken in turn (the first ``places`` of
+    :data:`KEY_PLACES`), each naming the requirements ``first`` before its own."""
+    return tuple(
+        dataclasses.replace(
+            each,
+            as_key=True,
+            place=number % places,
+            requirements=tuple(dict.fromkeys((*first, *each.requirements))),
+        )
+        for number, each in enumerate(spelled)
+    )
+
+
+#: Every spelling of a marker, of a reference or of a malformed candidate, as a key: each
+#: refuses its call as a malformed reference, a key is never resolved (decisions R1.6), whatever
+#: the case, the escapes or the depth. One group after another, the places taken in turn.
+SPELLED_KEYED: Final = _as_keys(
+    _round_robin([each for each in SPELLED if each.outcome != vectorgen.LITERAL]),
+    len(KEY_PLACES),
+    ("GRAM-014",),
+)
+
+#: Every string that only looks like a reference, as a key: plain text, so a call of them all
+#: is reference-free and reaches its tool byte for byte (GRAM-040, INV5). Each stands in an
+#: object of its own below the top level, so that no two keys of one object, once unescaped,
+#: can be equal (duplicate keys are a host's choice, decisions R1.8).
+SPELLED_LITERAL_KEYS: Final = _as_keys(SPELLED_LITERALS, len(KEY_PLACES) - 1, ())
+
+#: How many of :data:`SPELLED_KEYED` each example calls, each alone: a key holding a marker
+#: refuses its whole call, so that it would hide any other.
+KEYED_PER_EXAMPLE: Final = 3
+
 
 def spelled_at(spelled: Sequence[Spelled], raw: str, other: str) -> list[Spelled]:
     """Return the strings of ``spelled`` whose members differ between two texts a handler
@@ -671,12 +716,20 @@ def spelled_bearing(spelled: Sequence[Spelled]) -> bool:
 
 
 def spelled_arguments(spelled: Sequence[Spelled]) -> str:
-    """Return an argument text holding each string of ``spelled`` as written, in turn as a
-    member's value, as a nested object's and as an array's second item."""
+    """Return an argument text holding each string of ``spelled`` as written: a value in turn
+    as a member's value, as a nested object's and as an array's second item; a key at its
+    place (:data:`KEY_PLACES`), its value 0."""
     members = []
     for number, each in enumerate(spelled):
         quoted = f'"{each.token}"'
-        value = (quoted, '{"inner":' + quoted + "}", '["x",' + quoted + "]")[number % 3]
+        if each.as_key and each.place == len(KEY_PLACES) - 1:
+            members.append(f"{quoted}:0")
+            continue
+        if each.as_key:
+            key = "{" + quoted + ":0}"
+            value = (key, '{"inner":' + key + "}", '["x",' + key + "]")[each.place]
+        else:
+            value = (quoted, '{"inner":' + quoted + "}", '["x",' + quoted + "]")[number % 3]
         members.append(f'"k{number}":{value}')
     return "{" + ",".join(members) + "}"
 

@@ -57,7 +57,52 @@ def test_the_spelled_calls_hold_every_outcome_and_meet_each_malformed_group_at_o
     assert {each.group for each in first} == groups
 
 
-@pytest.mark.req("GRAM-001", "GRAM-002", "GRAM-009", "GRAM-012", "GRAM-040")
+def _keys(node: object) -> list[str]:
+    """Every key of a JSON tree, at any depth."""
+    if isinstance(node, dict):
+        return [*node, *(key for child in node.values() for key in _keys(child))]
+    if isinstance(node, list):
+        return [key for child in node for key in _keys(child)]
+    return []
+
+
+def test_every_marker_spelling_stands_as_a_key_at_every_place() -> None:
+    """Each spelling of a reference or of a malformed candidate is a key of one call, once, the
+    call a valid JSON object whose only string holding a marker is that key; each place (a
+    member's object, one level further down, inside an array, the top level) is taken by
+    spellings of both outcomes, and each names GRAM-014 first. The look-alikes stand as keys
+    in one call, each in an object of its own below the top level (so no object holds two
+    keys that unescaping could make equal), and the call holds no marker."""
+    keyed = world.SPELLED_KEYED
+    markers = [each for each in world.SPELLED if each.outcome != vectorgen.LITERAL]
+    assert sorted(each.name for each in keyed) == sorted(each.name for each in markers)
+    for each in keyed:
+        decoded = json.loads(world.spelled_arguments((each,)))
+        keys = _keys(decoded)
+        assert json.loads(f'"{each.token}"') in keys
+        assert each.requirements[0] == "GRAM-014"
+        assert world.spelled_bearing((each,))
+    for place in range(len(world.KEY_PLACES)):
+        outcomes = {each.outcome for each in keyed if each.place == place}
+        assert outcomes == {vectorgen.REF, vectorgen.MALFORMED}, world.KEY_PLACES[place]
+    literal = world.SPELLED_LITERAL_KEYS
+    decoded = json.loads(world.spelled_arguments(literal))
+    assert list(decoded) == [f"k{number}" for number in range(len(literal))]
+    inner = [key for key in _keys(decoded) if key not in decoded and key != "inner"]
+    assert sorted(inner) == sorted(json.loads(f'"{each.token}"') for each in literal)
+    assert not world.spelled_bearing(literal)
+    # The walk's start moves with the probe, three spellings a call each: every spelling is
+    # met by some example's first three.
+    starts = range(len(world.UNKNOWN_FIELDS))
+    met = {
+        (fields * world.KEYED_PER_EXAMPLE + number) % len(keyed)
+        for fields in starts
+        for number in range(world.KEYED_PER_EXAMPLE)
+    }
+    assert met == set(range(len(keyed)))
+
+
+@pytest.mark.req("GRAM-001", "GRAM-002", "GRAM-009", "GRAM-012", "GRAM-014", "GRAM-040")
 @pytest.mark.parametrize(
     ("mutant", "requirement"),
     [
@@ -66,14 +111,16 @@ def test_the_spelled_calls_hold_every_outcome_and_meet_each_malformed_group_at_o
         ("surplus-braces-swallowed", "GRAM-002"),
         ("unterminated-marker-skipped", "GRAM-009"),
         ("percent-encoded-marker", "GRAM-040"),
+        ("keys-pass-through", "GRAM-014"),
     ],
 )
 def test_the_first_example_finds_a_grammar_fault_of_each_kind(
     tmp_path: Path, mutant: str, requirement: str
 ) -> None:
     """One example is enough (the unit tests' budget): its probe calls every spelling of a
-    reference, every look-alike and one malformed candidate of each group. The model check
-    once missed each of these mutants, which only the vector checks caught."""
+    reference, every look-alike and one malformed candidate of each group, as values, and
+    three spellings of a marker as keys. The model check once missed each of these mutants,
+    which only the vector checks caught."""
     run = run_suite(tmp_path, *reach.model_arguments(mutant))
     assert run.status == 1, f"the model check let {mutant} through"
     assert requirement in run.failed_requirements()
