@@ -607,15 +607,16 @@ def machine_for(context: Context) -> type[RuleBasedStateMachine]:
             # host then logs of these calls, whose results hold values, is searched with the
             # rest (MCP-004). A host that refuses the request is asked nothing more.
             mcp = mcp_host(context.host) if context.host.path == MCP else None
-            debug = mcp is not None and mcp.set_log_level("debug")
+            # The client whose logging level is to be set back: one that took the request.
+            debugged = mcp if mcp is not None and mcp.set_log_level("debug") else None
             with self._batch():
                 self._invoke(world.FORMS_NAME, members, approve)
                 self._invoke(world.ECHO_NAME, (*members, world.Item("filler")), approve)
                 if mcp is not None:
                     rich = tuple(world.Item("ref", secret) for secret in world.RICH_SECRETS)
                     self._invoke(world.RICH.name, rich, approve)
-            if mcp is not None and debug:
-                mcp.set_log_level("info")
+            if debugged is not None:
+                debugged.set_log_level("info")
             self.held.off_model = entered
             self.user = (self.example.admin, self.example.permissions)
 
